@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# kiwi: software iWARP RDMA provider.
+#
+#   make                build kiwi.ko and libkiwi-rdmav34.so
+#   make module         the kernel module only (KVER= or KDIR= to choose)
+#   make provider       the libibverbs provider only
+#   make install        install both (honours DESTDIR)
+#   make check          sparse and checkpatch on the kernel sources
+#   make unit           user-space unit tests of the wire protocol core
+#   make fuzz           libFuzzer targets (FUZZ_SECONDS=N per target)
+#   make bench-proto    user-space CRC32c and stream parser benchmark
+#   make test           the test suite (README's test command)
+#   make demo           boot the test VM and show kiwi devices
+
+# The running kernel's headers when they exist, else the newest installed.
+KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
+	else ls -1d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | \
+	cut -d/ -f4; fi)
+KDIR ?= /lib/modules/$(KVER)/build
+# Derive KVER from KDIR when only KDIR was given.
+ifeq ($(origin KDIR),command line)
+ifneq ($(origin KVER),command line)
+KVER := $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+endif
+endif
+
+PREFIX ?= /usr
+LIBDIR ?= $(PREFIX)/lib/x86_64-linux-gnu
+SYSCONFDIR ?= /etc
+INSTALL_MOD_DIR ?= updates
+
+.PHONY: all module provider install install-module install-provider clean \
+	check unit fuzz bench-proto test test-full demo
+
+all: module provider
+
+module:
+	@test -d "$(KDIR)" || { echo "kiwi: no kernel headers at $(KDIR); install linux-headers-$(KVER) or set KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+provider:
+	$(MAKE) -C userspace
+
+install: install-module install-provider
+
+install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+install-provider: provider
+	$(MAKE) -C userspace install DESTDIR=$(DESTDIR) LIBDIR=$(LIBDIR) \
+		SYSCONFDIR=$(SYSCONFDIR)
+
+check: module
+	./scripts/check.sh $(KDIR)
+
+unit:
+	$(MAKE) -C tests/unit test
+
+fuzz:
+	$(MAKE) -C tests/fuzz run
+
+bench-proto:
+	$(MAKE) -C tests/unit bench
+
+test:
+	./tests/run-tests.sh
+
+test-full:
+	KIWI_FULL=1 ./tests/run-tests.sh
+
+demo:
+	./tests/vm/demo.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(MAKE) -C userspace clean
+	-$(MAKE) -C tests/unit clean
+	-$(MAKE) -C tests/fuzz clean

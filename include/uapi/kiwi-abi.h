@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * kiwi kernel <-> provider ABI.
+ *
+ * The one header shared by kiwi.ko and libkiwi-rdmav34.so.  Every structure
+ * here is laid out with explicit padding and fixed-size types so that it is
+ * identical for 32- and 64-bit user space.  Any incompatible change bumps
+ * KIWI_ABI_VERSION; the provider refuses a kernel whose version differs.
+ *
+ * Shared rings: the SQ, RQ, SRQ and CQ are arrays of fixed-size slots in
+ * memory allocated by the kernel and mmap()ed by the provider with the key
+ * returned at creation.  Each ring mapping is `num` slots followed by one
+ * control block (struct kiwi_*_ctrl) at offset num * slot size.  Slot
+ * ownership is the KIWI_WQE_VALID / KIWI_CQE_VALID bit in the slot's flags:
+ * the producer fills a slot, issues a write barrier, then sets the bit; the
+ * consumer reads the bit, issues a read barrier, copies the slot, then clears
+ * the bit.  The kernel copies every user-written slot once (READ_ONCE) and
+ * validates the copy, so user space can only ever hurt itself.
+ */
+#ifndef KIWI_ABI_H
+#define KIWI_ABI_H
+
+#include <linux/types.h>
+
+#define KIWI_ABI_VERSION	1
+
+/*
+ * Our own driver id (RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID), far from the kernel's
+ * small enum rdma_driver_id values so that no upstream driver collides; the
+ * value spells "kiwi" in ASCII.
+ */
+#define KIWI_DRIVER_ID		0x6b697769
+
+#define KIWI_MAX_SGE		6	/* per SQ and RQ work request */
+#define KIWI_MAX_INLINE		96	/* bytes; inline data fills the SGE area */
+
+/* No key: the QP has no such ring (e.g. an RQ replaced by an SRQ). */
+#define KIWI_INVAL_KEY		(~0ULL)
+
+/* Work request opcodes as written into SQ slots. */
+enum kiwi_opcode {
+	KIWI_OP_WRITE		= 0,
+	KIWI_OP_READ		= 1,
+	KIWI_OP_READ_LOCAL_INV	= 2,
+	KIWI_OP_SEND		= 3,
+	KIWI_OP_SEND_INV	= 4,
+	KIWI_OP_REG_MR		= 5,	/* kernel consumers only */
+	KIWI_OP_LOCAL_INV	= 6,
+	KIWI_OP_RECEIVE		= 7,	/* in CQEs only */
+	KIWI_OP_MAX
+};
+
+/* flags of SQ and RQ slots */
+#define KIWI_WQE_VALID		(1 << 0)
+#define KIWI_WQE_SIGNALED	(1 << 1)
+#define KIWI_WQE_SOLICITED	(1 << 2)
+#define KIWI_WQE_READ_FENCE	(1 << 3)	/* IB_SEND_FENCE */
+#define KIWI_WQE_LOCAL_FENCE	(1 << 4)
+#define KIWI_WQE_INLINE		(1 << 5)
+
+struct kiwi_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* One SQ slot: 128 bytes. */
+struct kiwi_sqe {
+	__aligned_u64 id;		/* wr_id */
+	__u16 flags;			/* KIWI_WQE_* */
+	__u8 num_sge;
+	__u8 opcode;			/* enum kiwi_opcode */
+	__u32 rkey;			/* Write/Read: remote STag */
+	__aligned_u64 raddr;		/* Write/Read: remote tagged offset */
+	__u32 inval_stag;		/* SEND_INV, LOCAL_INV, READ_LOCAL_INV */
+	__u32 reserved;
+	union {
+		struct kiwi_sge sge[KIWI_MAX_SGE];
+		__u8 inline_data[KIWI_MAX_INLINE];
+		struct {		/* KIWI_OP_REG_MR, kernel QPs only */
+			__aligned_u64 mr;
+			__u32 key;
+			__u32 access;
+		} reg;
+	};
+};
+
+/* One RQ or SRQ slot: 128 bytes. */
+struct kiwi_rqe {
+	__aligned_u64 id;		/* wr_id */
+	__u16 flags;			/* KIWI_WQE_VALID */
+	__u8 num_sge;
+	__u8 reserved0;
+	__u32 reserved1;
+	struct kiwi_sge sge[KIWI_MAX_SGE];
+	__u8 reserved2[16];
+};
+
+/* flags of CQ slots */
+#define KIWI_CQE_VALID		(1 << 0)
+#define KIWI_CQE_SOLICITED	(1 << 1)
+#define KIWI_CQE_INVALIDATED	(1 << 2)	/* inval_stag holds the STag */
+
+/* One CQ slot: 32 bytes. */
+struct kiwi_cqe {
+	__aligned_u64 id;		/* wr_id */
+	__u8 flags;			/* KIWI_CQE_* */
+	__u8 opcode;			/* enum kiwi_opcode */
+	__u8 status;			/* enum ib_wc_status numbering */
+	__u8 reserved0;
+	__u32 bytes;			/* byte_len */
+	__u32 qp_id;
+	__u32 inval_stag;
+	__aligned_u64 reserved1;
+};
+
+/* CQ arming, written by the provider into kiwi_cq_ctrl.notify */
+#define KIWI_NOTIFY_NONE	0
+#define KIWI_NOTIFY_SOLICITED	(1 << 0)
+#define KIWI_NOTIFY_NEXT	(1 << 1)
+
+/* Control blocks, each 64 bytes, placed after the last slot of a ring. */
+struct kiwi_cq_ctrl {
+	__u32 notify;			/* KIWI_NOTIFY_*, provider -> kernel */
+	__u32 reserved[15];
+};
+
+struct kiwi_sq_ctrl {
+	__u32 reserved[16];
+};
+
+struct kiwi_rq_ctrl {
+	__u32 reserved[16];
+};
+
+/* ib_uverbs driver data: requests (provider -> kernel) and responses. */
+
+struct kiwi_uresp_alloc_ctx {
+	__u32 abi_version;		/* KIWI_ABI_VERSION of the kernel */
+	__u32 dev_id;
+	__u32 max_sge;
+	__u32 max_inline;
+};
+
+struct kiwi_uresp_create_cq {
+	__aligned_u64 cq_key;		/* mmap offset of the CQ ring */
+	__u32 cq_id;
+	__u32 num_cqe;			/* slots in the ring */
+};
+
+struct kiwi_uresp_create_qp {
+	__aligned_u64 sq_key;		/* mmap offset of the SQ ring */
+	__aligned_u64 rq_key;		/* KIWI_INVAL_KEY with an SRQ */
+	__u32 qp_id;
+	__u32 num_sqe;
+	__u32 num_rqe;
+	__u32 reserved;
+};
+
+struct kiwi_uresp_create_srq {
+	__aligned_u64 srq_key;		/* mmap offset of the SRQ ring */
+	__u32 num_rqe;
+	__u32 reserved;
+};
+
+#endif /* KIWI_ABI_H */
