@@ -31,7 +31,7 @@ LIBDIR ?= $(PREFIX)/lib/x86_64-linux-gnu
 SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
-.PHONY: all module provider install install-module install-provider clean \
+.PHONY: all module provider install install-module install-provider clean print-kdir \
 	check unit fuzz bench-proto test test-full demo
 
 all: module provider
@@ -54,7 +54,7 @@ install-provider: provider
 	$(MAKE) -C userspace install DESTDIR=$(DESTDIR) LIBDIR=$(LIBDIR) \
 		SYSCONFDIR=$(SYSCONFDIR)
 
-check: module
+check:
 	./scripts/check.sh $(KDIR)
 
 unit:
@@ -74,6 +74,9 @@ test-full:
 
 demo:
 	./tests/vm/demo.sh
+
+print-kdir:
+	@echo $(KDIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Static checks of the kernel sources: sparse (C=2) and checkpatch.
+# Prints TAP; exits non-zero when either finds anything in our sources.
+# Usage: scripts/check.sh [KDIR]
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+kdir=${1:-$(make -s -C "$root" --no-print-directory print-kdir)}
+out=$root/out/check
+mkdir -p "$out"
+
+# checkpatch.pl is not in the headers package; take it from linux-source.
+cp_dir=$out/checkpatch
+if [ ! -x "$cp_dir/scripts/checkpatch.pl" ]; then
+	tarball=$(ls -1 /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
+	if [ -z "$tarball" ]; then
+		echo "not ok 1 - checkpatch: no /usr/src/linux-source-*.tar.xz (apt-get install linux-source)"
+		exit 1
+	fi
+	top=$(basename "$tarball" .tar.xz)
+	mkdir -p "$cp_dir"
+	tar -xJf "$tarball" -C "$cp_dir" --strip-components=1 \
+		"$top/scripts/checkpatch.pl" "$top/scripts/spelling.txt" \
+		"$top/scripts/const_structs.checkpatch"
+fi
+
+n=0
+fail=0
+srcs=$(cd "$root" && ls drivers/kiwi/*.[ch] drivers/kiwi/proto/*.[ch] \
+	include/uapi/*.h 2>/dev/null)
+
+n=$((n + 1))
+make -C "$kdir" M="$root" C=2 modules >"$out/sparse.log" 2>&1
+rc=$?
+grep -E '(warning|error):' "$out/sparse.log" | grep -E "$root/(drivers|include)/" \
+	>"$out/sparse.findings"
+if [ $rc -eq 0 ] && [ ! -s "$out/sparse.findings" ]; then
+	echo "ok $n - sparse (C=2) clean on kiwi sources"
+else
+	sed 's/^/# /' "$out/sparse.findings"
+	[ $rc -ne 0 ] && tail -n 20 "$out/sparse.log" | sed 's/^/# /'
+	echo "not ok $n - sparse (C=2) clean on kiwi sources"
+	fail=1
+fi
+
+n=$((n + 1))
+(cd "$root" && perl "$cp_dir/scripts/checkpatch.pl" --no-tree --quiet \
+	--show-types --terse -f $srcs --ignore FILE_PATH_CHANGES) \
+	>"$out/checkpatch.log" 2>&1
+if ! grep -qE '(ERROR|WARNING|CHECK):' "$out/checkpatch.log"; then
+	echo "ok $n - checkpatch clean on kiwi sources"
+else
+	sed 's/^/# /' "$out/checkpatch.log"
+	echo "not ok $n - checkpatch clean on kiwi sources"
+	fail=1
+fi
+echo "1..$n"
+exit $fail
