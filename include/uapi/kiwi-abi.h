@@ -34,6 +34,28 @@
 #define KIWI_MAX_SGE		6	/* per SQ and RQ work request */
 #define KIWI_MAX_INLINE		96	/* bytes; inline data fills the SGE area */
 
+/*
+ * Device limits, as reported by ibv_query_device()/ibv_query_port() and
+ * enforced by kiwi.ko.  Documentation/limits.md gives the reason for each.
+ * Ring sizes are rounded up to a power of two, so each *_WR/CQE limit is a
+ * power of two and a request within the limit never rounds above it.
+ */
+#define KIWI_MAX_PD		16384
+#define KIWI_MAX_CQ		16384
+#define KIWI_MAX_CQE		65536	/* slots per CQ */
+#define KIWI_MAX_QP		16384	/* QP numbers are 1..KIWI_MAX_QP */
+#define KIWI_MAX_QP_WR		16384	/* slots per SQ and per RQ */
+#define KIWI_MAX_SRQ		1024
+#define KIWI_MAX_SRQ_WR		16384	/* slots per SRQ */
+#define KIWI_MAX_MR		65536	/* STag indexes are 1..KIWI_MAX_MR */
+#define KIWI_MAX_MR_SIZE	(1ULL << 40)	/* bytes per MR */
+#define KIWI_MAX_FRMR_PAGES	1024	/* alloc_mr max_num_sg */
+#define KIWI_MAX_SGE_RD		1	/* local SGEs of an RDMA Read */
+#define KIWI_MAX_ORD		32	/* outstanding Reads we initiate */
+#define KIWI_MAX_IRD		32	/* outstanding Reads we answer */
+#define KIWI_MAX_MSG_SIZE	0x80000000U	/* bytes per message */
+#define KIWI_GID_TBL_LEN	1
+
 /* No key: the QP has no such ring (e.g. an RQ replaced by an SRQ). */
 #define KIWI_INVAL_KEY		(~0ULL)
 
