@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libkiwi: the fast path.  Posting writes work requests into the SQ, RQ or
+ * SRQ ring shared with kiwi.ko; polling reads completions from the CQ ring.
+ * Ownership of a slot is its VALID bit (see kiwi-abi.h): a producer fills
+ * the slot and then publishes it with a release store of the flags; a
+ * consumer sees the bit with an acquire load, copies the slot, and hands
+ * it back with a release store that clears the bit.  The kernel copies
+ * and validates every slot we write, so nothing here is trusted by it.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "kiwi.h"
+
+/* Far above any device limit; only guards the size computation. */
+#define KIWI_RING_MAX_SLOTS	(1U << 24)
+
+int kiwi_ring_map(struct kiwi_context *ctx, struct kiwi_ring *ring,
+		  uint64_t key, uint32_t num, size_t slot_size,
+		  size_t ctrl_size)
+{
+	void *map;
+	size_t len;
+
+	if (key == KIWI_INVAL_KEY || !num || num > KIWI_RING_MAX_SLOTS) {
+		kiwi_log(ctx, "bad ring: key %#llx, %u slots\n",
+			 (unsigned long long)key, num);
+		return EPROTO;
+	}
+	len = (size_t)num * slot_size + ctrl_size;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ctx->vctx.context.cmd_fd, (off_t)key);
+	if (map == MAP_FAILED) {
+		int err = errno;
+
+		kiwi_log(ctx, "mmap of ring %#llx (%zu bytes) failed: %s\n",
+			 (unsigned long long)key, len, strerror(err));
+		return err;
+	}
+	ring->map = map;
+	ring->map_len = len;
+	ring->num = num;
+	ring->head = 0;
+	pthread_spin_init(&ring->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+void kiwi_ring_unmap(struct kiwi_ring *ring)
+{
+	if (!ring->map)
+		return;
+	munmap(ring->map, ring->map_len);
+	pthread_spin_destroy(&ring->lock);
+	ring->map = NULL;
+}
+
+static inline uint32_t kiwi_ring_next(const struct kiwi_ring *ring,
+				      uint32_t idx)
+{
+	return idx + 1 == ring->num ? 0 : idx + 1;
+}
+
+/* enum kiwi_opcode of a CQE -> enum ibv_wc_opcode */
+static int kiwi_wc_opcode(uint8_t op, enum ibv_wc_opcode *wc_op)
+{
+	switch (op) {
+	case KIWI_OP_WRITE:
+		*wc_op = IBV_WC_RDMA_WRITE;
+		return 0;
+	case KIWI_OP_READ:
+	case KIWI_OP_READ_LOCAL_INV:
+		*wc_op = IBV_WC_RDMA_READ;
+		return 0;
+	case KIWI_OP_SEND:
+	case KIWI_OP_SEND_INV:
+		*wc_op = IBV_WC_SEND;
+		return 0;
+	case KIWI_OP_LOCAL_INV:
+		*wc_op = IBV_WC_LOCAL_INV;
+		return 0;
+	case KIWI_OP_RECEIVE:
+		*wc_op = IBV_WC_RECV;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static void kiwi_cqe_to_wc(const struct kiwi_cqe *cqe, uint8_t flags,
+			   struct ibv_wc *wc)
+{
+	uint8_t status = cqe->status;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->id;
+	wc->byte_len = cqe->bytes;
+	wc->qp_num = cqe->qp_id;
+	/* ib_wc_status and ibv_wc_status agree up to GENERAL_ERR. */
+	wc->status = status <= IBV_WC_GENERAL_ERR ? (enum ibv_wc_status)status :
+		     IBV_WC_GENERAL_ERR;
+	if (kiwi_wc_opcode(cqe->opcode, &wc->opcode)) {
+		wc->opcode = IBV_WC_SEND;
+		wc->status = IBV_WC_GENERAL_ERR;
+	}
+	if (flags & KIWI_CQE_INVALIDATED) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = cqe->inval_stag;
+	}
+}
+
+int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
+{
+	struct kiwi_cq *cq = kiwi_cq(ibcq);
+	int n;
+
+	if (num < 0)
+		return -EINVAL;
+
+	pthread_spin_lock(&cq->ring.lock);
+	for (n = 0; n < num; n++) {
+		struct kiwi_cqe *cqe = &cq->cqe[cq->ring.head];
+		uint8_t flags = __atomic_load_n(&cqe->flags, __ATOMIC_ACQUIRE);
+
+		if (!(flags & KIWI_CQE_VALID))
+			break;
+		kiwi_cqe_to_wc(cqe, flags, &wc[n]);
+		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
+		cq->ring.head = kiwi_ring_next(&cq->ring, cq->ring.head);
+	}
+	pthread_spin_unlock(&cq->ring.lock);
+	return n;
+}
+
+int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct kiwi_cq *cq = kiwi_cq(ibcq);
+
+	/*
+	 * Sequentially consistent: the arming must be visible to the kernel
+	 * before the caller's next poll reads the ring, or a completion
+	 * written in between would raise no event and be missed.
+	 */
+	__atomic_store_n(&cq->ctrl->notify,
+			 solicited_only ? KIWI_NOTIFY_SOLICITED :
+					  KIWI_NOTIFY_NEXT,
+			 __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/*
+ * kiwi-abi.h gives inline data the whole SGE area; its byte count travels
+ * in the SQE's 32-bit field after inval_stag.
+ */
+#define KIWI_SQE_INLINE_LEN(sqe)	((sqe)->reserved)
+
+static int kiwi_sqe_opcode(const struct ibv_send_wr *wr, uint8_t *op)
+{
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+		*op = KIWI_OP_WRITE;
+		return 0;
+	case IBV_WR_RDMA_READ:
+		*op = KIWI_OP_READ;
+		return 0;
+	case IBV_WR_SEND:
+		*op = KIWI_OP_SEND;
+		return 0;
+	case IBV_WR_SEND_WITH_INV:
+		*op = KIWI_OP_SEND_INV;
+		return 0;
+	case IBV_WR_LOCAL_INV:
+		*op = KIWI_OP_LOCAL_INV;
+		return 0;
+	default:
+		/* No immediate data, atomics, MW binds or TSO on iWARP here. */
+		return EINVAL;
+	}
+}
+
+#define KIWI_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+			 IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+
+/* Fill the SQE *sqe (an unpublished slot) from wr; flags get published. */
+static int kiwi_build_sqe(struct kiwi_qp *qp, const struct ibv_send_wr *wr,
+			  struct kiwi_sqe *sqe, uint16_t *flags)
+{
+	uint8_t op;
+	int i;
+
+	if (kiwi_sqe_opcode(wr, &op))
+		return EINVAL;
+	if (wr->send_flags & ~KIWI_SEND_FLAGS)
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	if (wr->num_sge && !wr->sg_list)
+		return EINVAL;
+
+	*flags = 0;
+	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+		*flags |= KIWI_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		*flags |= KIWI_WQE_SOLICITED;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		*flags |= KIWI_WQE_READ_FENCE;
+
+	sqe->id = wr->wr_id;
+	sqe->opcode = op;
+	sqe->rkey = 0;
+	sqe->raddr = 0;
+	sqe->inval_stag = 0;
+	KIWI_SQE_INLINE_LEN(sqe) = 0;
+
+	switch (op) {
+	case KIWI_OP_WRITE:
+	case KIWI_OP_READ:
+		sqe->rkey = wr->wr.rdma.rkey;
+		sqe->raddr = wr->wr.rdma.remote_addr;
+		break;
+	case KIWI_OP_SEND_INV:
+		sqe->inval_stag = wr->invalidate_rkey;
+		break;
+	case KIWI_OP_LOCAL_INV:
+		sqe->inval_stag = wr->invalidate_rkey;
+		if (wr->send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		sqe->num_sge = 0;
+		return 0;
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		size_t total = 0;
+
+		/* Inline data is the local source: a Read has none. */
+		if (op == KIWI_OP_READ)
+			return EINVAL;
+		for (i = 0; i < wr->num_sge; i++) {
+			size_t len = wr->sg_list[i].length;
+
+			if (len > qp->max_inline - total)
+				return EINVAL;
+			if (len && !wr->sg_list[i].addr)
+				return EINVAL;
+			memcpy(sqe->inline_data + total,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       len);
+			total += len;
+		}
+		*flags |= KIWI_WQE_INLINE;
+		sqe->num_sge = 0;
+		KIWI_SQE_INLINE_LEN(sqe) = (uint32_t)total;
+		return 0;
+	}
+
+	for (i = 0; i < wr->num_sge; i++) {
+		sqe->sge[i].addr = wr->sg_list[i].addr;
+		sqe->sge[i].length = wr->sg_list[i].length;
+		sqe->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	sqe->num_sge = (uint8_t)wr->num_sge;
+	return 0;
+}
+
+/*
+ * Tell the kernel the SQ has new work: a legacy POST_SEND command with no
+ * work requests, which ib_uverbs hands to kiwi's post_send() as a NULL list.
+ */
+static int kiwi_ring_doorbell(struct kiwi_qp *qp)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	return ibv_cmd_post_send(&qp->ibv_qp, NULL, &bad);
+}
+
+int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct kiwi_qp *qp = kiwi_qp(ibqp);
+	struct kiwi_ring *sq = &qp->sq;
+	unsigned int posted = 0;
+	int err = 0;
+
+	/* A QP in RESET has no queues (the kernel owns the later states,
+	 * which iWARP connection setup changes behind our back). */
+	if (ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&sq->lock);
+	for (; wr; wr = wr->next) {
+		struct kiwi_sqe *slot = &qp->sqe[sq->head];
+		uint16_t flags;
+
+		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) &
+		    KIWI_WQE_VALID) {
+			err = ENOMEM;
+			break;
+		}
+		/*
+		 * The slot is ours until VALID is set: the kernel ignores it,
+		 * so a WR rejected half-way leaves nothing behind.
+		 */
+		err = kiwi_build_sqe(qp, wr, slot, &flags);
+		if (err)
+			break;
+		__atomic_store_n(&slot->flags, flags | KIWI_WQE_VALID,
+				 __ATOMIC_RELEASE);
+		sq->head = kiwi_ring_next(sq, sq->head);
+		posted++;
+	}
+	pthread_spin_unlock(&sq->lock);
+
+	if (err)
+		*bad_wr = wr;
+	if (posted) {
+		int db = kiwi_ring_doorbell(qp);
+
+		/* The WRs stay queued either way; report the failure. */
+		if (db && !err) {
+			err = db;
+			*bad_wr = NULL;
+		}
+	}
+	return err;
+}
+
+static int kiwi_post_rqe(struct kiwi_ring *ring, struct kiwi_rqe *rqes,
+			 uint32_t max_sge, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr)
+{
+	int err = 0;
+
+	pthread_spin_lock(&ring->lock);
+	for (; wr; wr = wr->next) {
+		struct kiwi_rqe *slot = &rqes[ring->head];
+		int i;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
+		    (wr->num_sge && !wr->sg_list)) {
+			err = EINVAL;
+			break;
+		}
+		if (__atomic_load_n(&slot->flags, __ATOMIC_ACQUIRE) &
+		    KIWI_WQE_VALID) {
+			err = ENOMEM;
+			break;
+		}
+		slot->id = wr->wr_id;
+		slot->num_sge = (uint8_t)wr->num_sge;
+		slot->reserved0 = 0;
+		slot->reserved1 = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			slot->sge[i].addr = wr->sg_list[i].addr;
+			slot->sge[i].length = wr->sg_list[i].length;
+			slot->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		__atomic_store_n(&slot->flags, KIWI_WQE_VALID,
+				 __ATOMIC_RELEASE);
+		ring->head = kiwi_ring_next(ring, ring->head);
+	}
+	pthread_spin_unlock(&ring->lock);
+
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct kiwi_qp *qp = kiwi_qp(ibqp);
+
+	/* Receives of a QP with an SRQ go to the SRQ. */
+	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	/* No doorbell: the kernel takes an RQE when a message arrives. */
+	return kiwi_post_rqe(&qp->rq, qp->rqe, qp->max_recv_sge, wr, bad_wr);
+}
+
+int kiwi_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr)
+{
+	struct kiwi_srq *srq = kiwi_srq(ibsrq);
+
+	return kiwi_post_rqe(&srq->ring, srq->rqe, srq->max_sge, wr, bad_wr);
+}
