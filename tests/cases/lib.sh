@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Helpers for the test cases that run inside the VM (tests/vm/vm-run.sh).
+# Source it from a case script:  . "$(dirname "$0")/lib.sh"
+#
+# TAP: tap_ok DESC, tap_fail DESC, tap_check DESC CMD..., tap_check_fails
+# DESC CMD..., tap_check_err DESC REGEX CMD..., tap_diag TEXT, tap_done.
+# Setup: kiwi_load, kiwi_unload, siw_load, siw_unload, veth_setup,
+# veth_teardown, kiwi_counts_zero.
+
+: "${KIWI_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+export KIWI_ROOT
+KIWI_KO=${KIWI_KO:-$KIWI_ROOT/kiwi.ko}
+KIWI_SIW_KO=${KIWI_SIW_KO:-$KIWI_ROOT/tests/vm/out/siw/siw.ko}
+KIWI_PROVIDER_DIR=${KIWI_PROVIDER_DIR:-$KIWI_ROOT/userspace/build}
+KIWI_OBJECTS=/sys/kernel/debug/kiwi/objects
+
+_tap_n=0
+_tap_failed=0
+
+tap_diag() {
+	printf '%s\n' "$@" | sed 's/^/# /'
+}
+
+tap_ok() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $*"
+}
+
+tap_fail() {
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+}
+
+# tap_check DESC CMD...: ok when CMD succeeds; its output is shown on failure.
+tap_check() {
+	local desc=$1 outp rc
+	shift
+	outp=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc"
+		tap_diag "command: $*" "exit status: $rc"
+		[ -n "$outp" ] && printf '%s\n' "$outp" | head -n 40 | sed 's/^/#   /'
+	fi
+	return $rc
+}
+
+# tap_check_fails DESC CMD...: ok when CMD fails (exits non-zero).
+tap_check_fails() {
+	local desc=$1 outp rc
+	shift
+	outp=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		tap_ok "$desc"
+		return 0
+	fi
+	tap_fail "$desc"
+	tap_diag "command unexpectedly succeeded: $*"
+	[ -n "$outp" ] && printf '%s\n' "$outp" | head -n 40 | sed 's/^/#   /'
+	return 1
+}
+
+# tap_check_err DESC REGEX CMD...: ok when CMD fails and its output matches
+# the extended regular expression REGEX (an error message, an errno name).
+tap_check_err() {
+	local desc=$1 re=$2 outp rc
+	shift 2
+	outp=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && printf '%s\n' "$outp" | grep -qiE -- "$re"; then
+		tap_ok "$desc"
+		return 0
+	fi
+	tap_fail "$desc"
+	tap_diag "command: $*" "exit status: $rc, expected failure matching /$re/"
+	[ -n "$outp" ] && printf '%s\n' "$outp" | head -n 40 | sed 's/^/#   /'
+	return 1
+}
+
+# tap_done: print the plan and exit non-zero if any test failed (or none ran).
+tap_done() {
+	echo "1..$_tap_n"
+	[ "$_tap_n" -gt 0 ] || { tap_diag "no tests ran"; exit 1; }
+	[ "$_tap_failed" -eq 0 ] || exit 1
+	exit 0
+}
+
+# Load the modules a .ko depends on (modinfo knows them) plus the RDMA core
+# the tests use, so that insmod cannot fail for a missing symbol.
+_kiwi_modprobe_deps() {
+	local ko=$1 m
+	modprobe -a ib_core ib_uverbs iw_cm rdma_cm rdma_ucm || return 1
+	for m in $(modinfo -F depends "$ko" 2>/dev/null | tr ',' ' '); do
+		modprobe "$m" || return 1
+	done
+}
+
+kiwi_load() {
+	[ -d /sys/module/kiwi ] && return 0
+	[ -f "$KIWI_KO" ] || { echo "kiwi_load: $KIWI_KO not built" >&2; return 1; }
+	_kiwi_modprobe_deps "$KIWI_KO" || return 1
+	insmod "$KIWI_KO"
+}
+
+kiwi_unload() {
+	[ -d /sys/module/kiwi ] || return 0
+	rmmod kiwi
+}
+
+siw_load() {
+	[ -d /sys/module/siw ] && return 0
+	[ -f "$KIWI_SIW_KO" ] || {
+		echo "siw_load: $KIWI_SIW_KO missing (tests/vm/build-siw.sh)" >&2
+		return 1
+	}
+	_kiwi_modprobe_deps "$KIWI_SIW_KO" || return 1
+	insmod "$KIWI_SIW_KO"
+}
+
+siw_unload() {
+	[ -d /sys/module/siw ] || return 0
+	rmmod siw
+}
+
+# veth0 198.18.0.1/24 <-> veth1 198.18.0.2/24, both up; recreated if present.
+veth_setup() {
+	modprobe veth || return 1
+	ip link del veth0 2>/dev/null
+	ip link add veth0 type veth peer name veth1 || return 1
+	ip addr add 198.18.0.1/24 dev veth0 &&
+	ip addr add 198.18.0.2/24 dev veth1 &&
+	ip link set veth0 up &&
+	ip link set veth1 up
+}
+
+veth_teardown() {
+	ip link del veth0 2>/dev/null
+	return 0
+}
+
+# Every "name count" line of kiwi's debugfs object counters must be 0.
+kiwi_counts_zero() {
+	local name count bad=0 lines=0
+	[ -r "$KIWI_OBJECTS" ] || { echo "kiwi_counts_zero: no $KIWI_OBJECTS" >&2; return 1; }
+	while read -r name count _; do
+		[ -n "$name" ] || continue
+		lines=$((lines + 1))
+		if [ "$count" != 0 ]; then
+			echo "kiwi_counts_zero: $name = $count" >&2
+			bad=1
+		fi
+	done < "$KIWI_OBJECTS"
+	[ "$lines" -gt 0 ] || { echo "kiwi_counts_zero: $KIWI_OBJECTS is empty" >&2; return 1; }
+	return $bad
+}
+
+# Let libibverbs find kiwi's provider from the build tree when it is not
+# installed (rdma-core honours RDMAV_DRIVERS for an absolute path prefix).
+kiwi_provider_env() {
+	if [ -e "$KIWI_PROVIDER_DIR/libkiwi-rdmav34.so" ]; then
+		export RDMAV_DRIVERS=$KIWI_PROVIDER_DIR/libkiwi
+	fi
+}

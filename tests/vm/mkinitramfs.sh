@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Build the test VM's initramfs for kernel version $1 into file $2.
+# It holds only busybox and the virtio/9p modules the Debian kernel needs to
+# mount the host's root over 9p; everything else comes from the host's /.
+set -euo pipefail
+
+kv=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+bb=/bin/busybox
+file -L "$bb" 2>/dev/null | grep -q 'statically linked' ||
+	{ echo "mkinitramfs: $bb is not static (apt-get install busybox-static)" >&2; exit 1; }
+
+tmp=$(mktemp -d "${out}.tmp.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$tmp"/{bin,dev,proc,sys,newroot,mods}
+cp "$bb" "$tmp/bin/busybox"
+for a in sh mount umount mkdir insmod switch_root cat echo sleep poweroff wc ls; do
+	ln -s busybox "$tmp/bin/$a"
+done
+
+# Modules in dependency order, each once; order file drives insmod in /init.
+: > "$tmp/mods/order"
+for m in virtio_pci 9pnet_virtio 9p; do
+	modprobe -S "$kv" --show-depends "$m"
+done | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+	base=$(basename "$ko")
+	grep -qx "$base" "$tmp/mods/order" && continue
+	case "$ko" in
+	*.ko) cp "$ko" "$tmp/mods/$base" ;;
+	*.ko.xz) xz -dc "$ko" > "$tmp/mods/${base%.xz}"; base=${base%.xz} ;;
+	*.ko.zst) zstd -qdc "$ko" > "$tmp/mods/${base%.zst}"; base=${base%.zst} ;;
+	*) echo "mkinitramfs: unknown module format $ko" >&2; exit 1 ;;
+	esac
+	echo "$base" >> "$tmp/mods/order"
+done
+[ -s "$tmp/mods/order" ] || { echo "mkinitramfs: no modules found for $kv" >&2; exit 1; }
+
+cp "$here/initramfs-init" "$tmp/init"
+chmod 755 "$tmp/init"
+
+(cd "$tmp" && find . -mindepth 1 ! -name "$(basename "$tmp")" | LC_ALL=C sort |
+	cpio --quiet -o -H newc -R 0:0) > "$tmp.cpio"
+mv -f "$tmp.cpio" "$out"

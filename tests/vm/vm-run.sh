@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Run a command as root inside a throw-away QEMU guest that boots the newest
+# installed Debian kernel with the host's / read-only over 9p and this work
+# tree read-write at the same path.
+#
+#   tests/vm/vm-run.sh [--timeout SEC] [--mem MB] [--keep] -- CMD [ARGS...]
+#
+# Prints the command's output (the guest's ttyS1) as it runs and exits with
+# the command's status, 124 if it timed out or the guest hung, and non-zero
+# (1, or the command's own non-zero status) if the kernel log shows a
+# warning, BUG, oops, panic, lockup or list corruption.  The kernel's serial
+# log and the command's output are kept in tests/vm/out/runs/<id>/.
+# KIWI_* variables of the caller's environment are passed to the command.
+set -uo pipefail
+
+usage() {
+	sed -n 's/^#   //p' "$0" >&2
+	exit 2
+}
+
+timeout=300
+mem=2048
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) timeout=$2; shift 2 ;;
+	--timeout=*) timeout=${1#*=}; shift ;;
+	--mem) mem=$2; shift 2 ;;
+	--mem=*) mem=${1#*=}; shift ;;
+	--) shift; break ;;
+	-h|--help) usage ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || usage
+case "$timeout$mem" in
+*[!0-9]*) echo "vm-run: --timeout and --mem take whole numbers" >&2; exit 2 ;;
+esac
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=$here/out
+mkdir -p "$out/runs"
+
+# Newest Debian kernel (the one kiwi targets), not the host's own.
+kernel=$(ls -1 /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n1)
+[ -n "$kernel" ] || { echo "vm-run: no /boot/vmlinuz-*-amd64 (apt-get install linux-image-amd64)" >&2; exit 2; }
+kv=${kernel#/boot/vmlinuz-}
+[ -d "/lib/modules/$kv" ] || { echo "vm-run: /lib/modules/$kv missing" >&2; exit 2; }
+
+# The initramfs is cached per kernel; rebuilt when the kernel, its modules or
+# the scripts that make it are newer.  Concurrent runs race harmlessly: the
+# builder renames its result into place.
+initrd=$out/initramfs-$kv.cpio
+if [ ! -s "$initrd" ] || [ "$kernel" -nt "$initrd" ] ||
+	[ "/lib/modules/$kv/modules.dep" -nt "$initrd" ] ||
+	[ "$here/mkinitramfs.sh" -nt "$initrd" ] ||
+	[ "$here/initramfs-init" -nt "$initrd" ]; then
+	"$here/mkinitramfs.sh" "$kv" "$initrd" || exit 2
+fi
+
+# Keep the newest 40 run directories.
+ls -1dt "$out"/runs/*/ 2>/dev/null | tail -n +41 | xargs -r rm -rf
+
+run=$(mktemp -d "$out/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+serial=$run/serial.log
+output=$run/output.log
+: > "$serial"
+: > "$output"
+
+# The command, quoted so that it survives the trip unchanged.
+{
+	printf '#!/bin/bash\n'
+	printf '%q ' "$@"
+	printf '\n'
+} > "$run/cmd"
+echo "$timeout" > "$run/timeout"
+env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -v '^KIWI_ROOT=' |
+	while IFS='=' read -r k v; do printf '%s=%q\n' "$k" "$v"; done > "$run/env"
+
+cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
+cmdline+=" slub_debug=FZPU nokaslr mitigations=off"
+cmdline+=" tsc=reliable no_timer_check"
+cmdline+=" kiwi.root=$root kiwi.run=$run"
+
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
+	-smp 2 -m "$mem" -display none -monitor none -no-reboot -nic none
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+	-serial "file:$serial" -serial "file:$output"
+	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=$root,mount_tag=kiwiwork,security_model=none,multidevs=remap")
+
+# Host-side limit: the command's own limit plus time to boot and shut down
+# (a slow, shared 2-core host can take a minute to boot a TCG guest).
+hard=$((timeout + ${KIWI_VM_MARGIN:-120}))
+"${qemu[@]}" < /dev/null > "$run/qemu.log" 2>&1 &
+qpid=$!
+
+# Stream the command's output while the guest runs.
+tail -n +1 -F --pid="$qpid" "$output" 2>/dev/null &
+tpid=$!
+
+timed_out=0
+waited=0
+while kill -0 "$qpid" 2>/dev/null; do
+	if [ "$waited" -ge "$hard" ]; then
+		timed_out=1
+		kill "$qpid" 2>/dev/null
+		sleep 2
+		kill -9 "$qpid" 2>/dev/null
+		break
+	fi
+	sleep 1
+	waited=$((waited + 1))
+done
+wait "$qpid" 2>/dev/null
+qrc=$?
+wait "$tpid" 2>/dev/null
+
+# Kernel messages that mean the run is broken whatever the command said.
+bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|Kernel BUG|kernel BUG|Call Trace:)'
+badlines=$(grep -aE "$bad" "$serial" | head -n 20)
+
+if [ -s "$run/status" ]; then
+	rc=$(<"$run/status")
+elif [ "$timed_out" = 1 ]; then
+	echo "vm-run: guest hung, killed after ${hard}s; serial log: $serial" >&2
+	rc=124
+else
+	echo "vm-run: guest stopped without an exit status (qemu status $qrc); serial log: $serial" >&2
+	[ -s "$run/qemu.log" ] && sed 's/^/vm-run: qemu: /' "$run/qemu.log" >&2
+	rc=1
+fi
+
+if [ -n "$badlines" ]; then
+	echo "vm-run: the kernel log shows a failure; serial log: $serial" >&2
+	grep -aE -B2 -A25 "$bad" "$serial" | head -n 80 | sed 's/^/vm-run: | /' >&2
+	[ "$rc" = 0 ] && rc=1
+fi
+rm -f "$run/cmd" "$run/env"
+exit "$rc"
