@@ -214,8 +214,12 @@ static int kiwi_build_sqe(struct kiwi_qp *qp, const struct ibv_send_wr *wr,
 	KIWI_SQE_INLINE_LEN(sqe) = 0;
 
 	switch (op) {
-	case KIWI_OP_WRITE:
 	case KIWI_OP_READ:
+		/* iWARP places a Read Response into one local buffer. */
+		if (wr->num_sge > KIWI_MAX_SGE_RD)
+			return EINVAL;
+		/* fall through */
+	case KIWI_OP_WRITE:
 		sqe->rkey = wr->wr.rdma.rkey;
 		sqe->raddr = wr->wr.rdma.remote_addr;
 		break;

@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 600
+#
+# Verbs objects through libibverbs and libkiwi on a kiwi0 link over veth0:
+# the provider loads on Debian's libibverbs (ibv_devinfo), then
+# tests/verbs/build/verbs-objects creates and destroys every object, checks
+# attributes, limits, errno values and ring contents, and kills a child that
+# holds objects.  Its TAP lines are re-numbered into this script's.  While a
+# process holds objects, `rdma resource show' lists them; afterwards, and
+# once the link is gone, kiwi's object counts are zero.
+. "$(dirname "$0")/lib.sh"
+
+bin=$KIWI_ROOT/tests/verbs/build/verbs-objects
+tmp=$(mktemp -d)
+trap 'exec 3>&- 2>/dev/null; rm -rf "$tmp"' EXIT
+
+kiwi_provider_env
+if [ -n "${RDMAV_DRIVERS:-}" ]; then
+	tap_ok "provider found in the build tree"
+else
+	tap_fail "provider found in the build tree (make provider)"
+fi
+if [ -x "$bin" ]; then
+	tap_ok "test program built"
+else
+	tap_fail "test program built (make -C tests/verbs)"
+fi
+
+tap_check "kiwi.ko loads" kiwi_load
+tap_check "veth pair is up" veth_setup
+tap_check "rdma link add kiwi0 type kiwi netdev veth0" \
+	rdma link add kiwi0 type kiwi netdev veth0
+
+info=$(ibv_devinfo -v -d kiwi0 2>&1)
+if printf '%s\n' "$info" | grep -qE 'hca_id:[[:space:]]+kiwi0' &&
+	printf '%s\n' "$info" | grep -qE 'transport:[[:space:]]+iWARP' &&
+	printf '%s\n' "$info" | grep -qE 'state:[[:space:]]+PORT_ACTIVE'; then
+	tap_ok "ibv_devinfo -v -d kiwi0: iWARP, port active (libkiwi)"
+else
+	tap_fail "ibv_devinfo -v -d kiwi0: iWARP, port active (libkiwi)"
+	tap_diag "$info"
+fi
+
+# The C program's TAP, renumbered; a crash or a missing plan fails too.
+if [ -x "$bin" ]; then
+	"$bin" -d kiwi0 -n veth0 > "$tmp/out" 2>&1
+	rc=$?
+	plan=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) tap_ok "verbs: ${line#ok * - }" ;;
+		"not ok "*) tap_fail "verbs: ${line#not ok * - }" ;;
+		1..*) plan=1 ;;
+		*) tap_diag "$line" ;;
+		esac
+	done < "$tmp/out"
+	if [ "$rc" -eq 0 ] && [ "$plan" -eq 1 ]; then
+		tap_ok "verbs-objects exits 0 with a plan"
+	else
+		tap_fail "verbs-objects exits 0 with a plan (status $rc)"
+	fi
+fi
+
+# A process holding objects: rdma resource show lists them.
+hold_pid=
+if [ -x "$bin" ] && mkfifo "$tmp/in"; then
+	"$bin" --hold -d kiwi0 < "$tmp/in" > "$tmp/hold" 2>&1 &
+	hold_pid=$!
+	exec 3> "$tmp/in"
+	for _ in $(seq 300); do
+		grep -q '^ready' "$tmp/hold" && break
+		kill -0 "$hold_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+fi
+read -r _ pid qpn qpn2 < <(grep '^ready' "$tmp/hold" 2>/dev/null)
+if [ -n "${pid:-}" ]; then
+	tap_ok "a process holds PD, CQs, MR, SRQ and two QPs"
+	res=$(rdma resource show 2>&1)
+	sum=$(printf '%s\n' "$res" | grep -E '^[0-9]+: kiwi0: ')
+	miss=
+	for want in "pd 1" "cq 2" "qp 2" "mr 1" "ctx 1"; do
+		printf '%s\n' "$sum" | grep -qE " $want( |\$)" ||
+			miss="$miss [$want]"
+	done
+	if [ -n "$sum" ] && [ -z "$miss" ]; then
+		tap_ok "rdma resource show counts pd 1 cq 2 qp 2 mr 1 ctx 1"
+	else
+		tap_fail "rdma resource show counts pd 1 cq 2 qp 2 mr 1 ctx 1 (missing$miss)"
+		tap_diag "$res"
+	fi
+	res=$(rdma resource show qp link kiwi0 2>&1)
+	for q in "$qpn" "$qpn2"; do
+		if printf '%s\n' "$res" |
+			grep -qE "lqpn $q .*type RC.* pid $pid "; then
+			tap_ok "rdma resource show qp lists QP $q of pid $pid"
+		else
+			tap_fail "rdma resource show qp lists QP $q of pid $pid"
+			tap_diag "$res"
+		fi
+	done
+	for t in pd cq mr; do
+		res=$(rdma resource show "$t" dev kiwi0 2>&1)
+		if printf '%s\n' "$res" | grep -qE " pid $pid "; then
+			tap_ok "rdma resource show $t lists pid $pid's"
+		else
+			tap_fail "rdma resource show $t lists pid $pid's"
+			tap_diag "$res"
+		fi
+	done
+else
+	tap_fail "a process holds PD, CQs, MR, SRQ and two QPs"
+	[ -f "$tmp/hold" ] && tap_diag "$(cat "$tmp/hold")"
+fi
+exec 3>&-
+if [ -n "$hold_pid" ]; then
+	wait "$hold_pid"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		tap_ok "holder releases its objects and exits 0"
+	else
+		tap_fail "holder releases its objects and exits 0 (status $rc)"
+	fi
+fi
+
+res=$(rdma resource show qp link kiwi0 2>&1)
+if printf '%s\n' "$res" | grep -q lqpn; then
+	tap_fail "no QPs left on kiwi0"
+	tap_diag "$res"
+else
+	tap_ok "no QPs left on kiwi0"
+fi
+
+tap_check "rdma link delete kiwi0" rdma link delete kiwi0
+tap_check "kiwi object counts are all zero" kiwi_counts_zero
+veth_teardown
+tap_done
