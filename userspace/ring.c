@@ -138,14 +138,16 @@ int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	struct kiwi_cq *cq = kiwi_cq(ibcq);
 
 	/*
-	 * Sequentially consistent: the arming must be visible to the kernel
-	 * before the caller's next poll reads the ring, or a completion
-	 * written in between would raise no event and be missed.
+	 * OR, not store: an armed "next completion" request stays the more
+	 * inclusive one until the kernel raises the event and clears the
+	 * word.  Sequentially consistent: the arming must be visible before
+	 * the caller's next poll reads the ring, or a completion written in
+	 * between would raise no event and be missed.
 	 */
-	__atomic_store_n(&cq->ctrl->notify,
-			 solicited_only ? KIWI_NOTIFY_SOLICITED :
-					  KIWI_NOTIFY_NEXT,
-			 __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(&cq->ctrl->notify,
+			  solicited_only ? KIWI_NOTIFY_SOLICITED :
+					   KIWI_NOTIFY_NEXT,
+			  __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -280,16 +282,51 @@ static int kiwi_ring_doorbell(struct kiwi_qp *qp)
 	return ibv_cmd_post_send(&qp->ibv_qp, NULL, &bad);
 }
 
+/*
+ * The kernel refused the doorbell (the QP cannot process its SQ): take back
+ * the `posted' WRs just published, newest first.  The compare-exchange
+ * loses only against a kernel that consumed the slot already (a flush
+ * racing with this post); that WR and all older ones then count as posted.
+ * Returns how many WRs stay posted.
+ */
+static unsigned int kiwi_sq_unpost(struct kiwi_qp *qp, unsigned int posted)
+{
+	struct kiwi_ring *sq = &qp->sq;
+	unsigned int n = posted;
+
+	pthread_spin_lock(&sq->lock);
+	while (n) {
+		uint32_t idx = sq->head ? sq->head - 1 : sq->num - 1;
+		struct kiwi_sqe *slot = &qp->sqe[idx];
+		uint16_t flags = __atomic_load_n(&slot->flags,
+						 __ATOMIC_ACQUIRE);
+
+		if (!(flags & KIWI_WQE_VALID) ||
+		    !__atomic_compare_exchange_n(&slot->flags, &flags, 0,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			break;
+		sq->head = idx;
+		n--;
+	}
+	pthread_spin_unlock(&sq->lock);
+	return n;
+}
+
 int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr)
 {
 	struct kiwi_qp *qp = kiwi_qp(ibqp);
 	struct kiwi_ring *sq = &qp->sq;
+	struct ibv_send_wr *first = wr;
 	unsigned int posted = 0;
 	int err = 0;
 
-	/* A QP in RESET has no queues (the kernel owns the later states,
-	 * which iWARP connection setup changes behind our back). */
+	/*
+	 * A QP in RESET has no queues.  Later states are the kernel's to
+	 * judge (at the doorbell): iWARP connection setup moves the QP to
+	 * RTS without this process's cached state ever changing.
+	 */
 	if (ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -323,11 +360,14 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 	if (posted) {
 		int db = kiwi_ring_doorbell(qp);
+		unsigned int kept = db ? kiwi_sq_unpost(qp, posted) : posted;
 
-		/* The WRs stay queued either way; report the failure. */
-		if (db && !err) {
+		/* The first WR taken back is where the failure lies. */
+		if (kept < posted) {
+			for (wr = first; kept--; wr = wr->next)
+				;
+			*bad_wr = wr;
 			err = db;
-			*bad_wr = NULL;
 		}
 	}
 	return err;

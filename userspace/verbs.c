@@ -82,11 +82,6 @@ struct ibv_mr *kiwi_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 	struct kiwi_verbs_mr *vmr;
 	int err;
 
-	/* A region must name real memory; the kernel checks this as well. */
-	if (!addr || !len) {
-		errno = EINVAL;
-		return NULL;
-	}
 	vmr = calloc(1, sizeof(*vmr));
 	if (!vmr) {
 		errno = ENOMEM;

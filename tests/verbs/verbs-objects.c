@@ -430,13 +430,14 @@ static void case_cq(void)
 		ring = (struct kiwi_cqe *)m.start[0];
 		ctrl = (struct kiwi_cq_ctrl *)(ring + cq->cqe);
 
-		ok(!ibv_req_notify_cq(cq, 0) &&
-		   ctrl->notify == KIWI_NOTIFY_NEXT,
-		   "req_notify_cq(next) arms the control block (%u)",
-		   ctrl->notify);
+		ok(ctrl->notify == KIWI_NOTIFY_NONE, "new CQ is not armed");
 		ok(!ibv_req_notify_cq(cq, 1) &&
 		   ctrl->notify == KIWI_NOTIFY_SOLICITED,
 		   "req_notify_cq(solicited) arms the control block (%u)",
+		   ctrl->notify);
+		ok(!ibv_req_notify_cq(cq, 0) &&
+		   ctrl->notify == (KIWI_NOTIFY_SOLICITED | KIWI_NOTIFY_NEXT),
+		   "req_notify_cq(next) adds the next-completion bit (%u)",
 		   ctrl->notify);
 
 		/* Play the kernel: publish two CQEs, poll them back. */
