@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi: the one place that knows about kernel versions.  kiwi builds out
+ * of tree against distribution kernels from 6.1 (Debian 12) to 6.12
+ * (Debian 13); everything that differs between them is hidden here.
+ */
+#ifndef KIWI_COMPAT_H
+#define KIWI_COMPAT_H
+
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+
+/* The kernel we are built against is at least version maj.min. */
+#define KIWI_KERNEL_AT_LEAST(maj, min)					\
+	(LINUX_VERSION_MAJOR * 256 + LINUX_VERSION_PATCHLEVEL >=	\
+	 (maj) * 256 + (min))
+
+/*
+ * Since 6.11 ib_device_ops.create_cq receives the whole uverbs attribute
+ * bundle instead of the driver udata; both are NULL for kernel CQs.
+ * kiwi_create_cq() takes a "struct kiwi_cq_udata_arg *".
+ */
+#if KIWI_KERNEL_AT_LEAST(6, 11)
+#include <rdma/uverbs_ioctl.h>
+#define kiwi_cq_udata_arg	uverbs_attr_bundle
+
+static inline struct ib_udata *kiwi_cq_udata(struct uverbs_attr_bundle *a)
+{
+	return a ? &a->driver_udata : NULL;
+}
+#else
+#define kiwi_cq_udata_arg	ib_udata
+
+static inline struct ib_udata *kiwi_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
+#endif
+
+#endif /* KIWI_COMPAT_H */

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the ib_device operations table, device and port queries, user
+ * contexts and the mapping of rings into user space.
+ */
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <net/addrconf.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "kiwi.h"
+
+/* Reported as vendor_id; "kiw" in ASCII (24-bit field, no OUI of ours). */
+#define KIWI_VENDOR_ID	0x6b6977
+
+/*
+ * The provider sends no driver data with its requests today.  Accept
+ * trailing zeroes (a newer provider's unused fields) and refuse anything
+ * else, so that a request we would silently ignore never succeeds.
+ */
+int kiwi_udata_in_ok(struct ib_udata *udata)
+{
+	if (!udata || !udata->inlen)
+		return 0;
+	return ib_is_udata_cleared(udata, 0, udata->inlen) ? 0 : -EOPNOTSUPP;
+}
+
+/* A response the provider cannot hold is an ABI mismatch, not truncation. */
+int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len)
+{
+	if (udata->outlen < len)
+		return -EINVAL;
+	return ib_copy_to_udata(udata, (void *)resp, len);
+}
+
+static int kiwi_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibdev);
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->vendor_id = KIWI_VENDOR_ID;
+	attr->max_mr_size = KIWI_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->max_qp = KIWI_MAX_QP;
+	attr->max_qp_wr = KIWI_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = KIWI_MAX_SGE;
+	attr->max_recv_sge = KIWI_MAX_SGE;
+	attr->max_sge_rd = KIWI_MAX_SGE_RD;
+	attr->max_cq = KIWI_MAX_CQ;
+	attr->max_cqe = KIWI_MAX_CQE;
+	attr->max_mr = KIWI_MAX_MR;
+	attr->max_pd = KIWI_MAX_PD;
+	attr->max_qp_rd_atom = KIWI_MAX_ORD;
+	attr->max_qp_init_rd_atom = KIWI_MAX_ORD;
+	attr->max_res_rd_atom = KIWI_MAX_QP * KIWI_MAX_IRD;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_srq = KIWI_MAX_SRQ;
+	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
+	attr->max_srq_sge = KIWI_MAX_SGE;
+	attr->max_fast_reg_page_list_len = KIWI_MAX_FRMR_PAGES;
+	attr->max_pkeys = 0;
+	spin_lock(&kdev->lock);
+	addrconf_addr_eui48((u8 *)&attr->sys_image_guid, kdev->mac);
+	spin_unlock(&kdev->lock);
+	return 0;
+}
+
+static int kiwi_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *attr)
+{
+	struct kiwi_dev *kdev = to_kdev(ibdev);
+	int rv;
+
+	memset(attr, 0, sizeof(*attr));
+	spin_lock(&kdev->lock);
+	attr->state = kdev->state;
+	spin_unlock(&kdev->lock);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+		IB_PORT_PHYS_STATE_LINK_UP : IB_PORT_PHYS_STATE_DISABLED;
+	attr->gid_tbl_len = KIWI_GID_TBL_LEN;
+	attr->max_msg_sz = KIWI_MAX_MSG_SIZE;
+	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
+
+	/* kdev->netdev stays valid while ib_core holds its reference */
+	attr->max_mtu = ib_mtu_int_to_enum(READ_ONCE(kdev->netdev->mtu));
+	attr->active_mtu = attr->max_mtu;
+
+	/* Takes the RTNL; never call query_port from the netdev notifier. */
+	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			      &attr->active_width);
+	return rv;
+}
+
+static int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *imm)
+{
+	imm->gid_tbl_len = KIWI_GID_TBL_LEN;
+	imm->core_cap_flags = RDMA_CORE_PORT_IWARP;
+	return 0;
+}
+
+/* iWARP has no GID of its own; ours is the MAC, as iw_cm users expect. */
+static int kiwi_query_gid(struct ib_device *ibdev, u32 port, int idx,
+			  union ib_gid *gid)
+{
+	struct kiwi_dev *kdev = to_kdev(ibdev);
+
+	if (idx != 0)
+		return -EINVAL;
+	memset(gid, 0, sizeof(*gid));
+	spin_lock(&kdev->lock);
+	memcpy(gid->raw, kdev->mac, ETH_ALEN);
+	spin_unlock(&kdev->lock);
+	return 0;
+}
+
+void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &kdev->ibdev,
+		.event = type,
+		.element.port_num = 1,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+static int kiwi_alloc_ucontext(struct ib_ucontext *ibuc,
+			       struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibuc->device);
+	struct kiwi_uresp_alloc_ctx resp = {
+		.abi_version = KIWI_ABI_VERSION,
+		.dev_id = kdev->ibdev.index,
+		.max_sge = KIWI_MAX_SGE,
+		.max_inline = KIWI_MAX_INLINE,
+	};
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	rv = kiwi_respond(udata, &resp, sizeof(resp));
+	if (rv)
+		return rv;
+	to_kuctx(ibuc)->kdev = kdev;
+	kiwi_obj_inc(KIWI_OBJ_UCONTEXT);
+	return 0;
+}
+
+static void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+	kiwi_obj_dec(KIWI_OBJ_UCONTEXT);
+}
+
+/*
+ * User rings are freed only when ib_core drops the last reference to their
+ * mmap entry, so that an mmap() racing with the destruction of the object
+ * never maps freed memory.  Pages already mapped hold their own references.
+ */
+struct kiwi_umap {
+	struct rdma_user_mmap_entry rdma;
+	void *mem;
+};
+
+static void kiwi_mmap_free(struct rdma_user_mmap_entry *rentry)
+{
+	struct kiwi_umap *um = container_of(rentry, struct kiwi_umap, rdma);
+
+	vfree(um->mem);
+	kfree(um);
+}
+
+static int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rentry;
+	struct kiwi_umap *um;
+	int rv;
+
+	/* Checks VM_SHARED and that the length matches the ring exactly. */
+	rentry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!rentry)
+		return -EINVAL;
+	um = container_of(rentry, struct kiwi_umap, rdma);
+	rv = remap_vmalloc_range(vma, um->mem, 0);
+	rdma_user_mmap_entry_put(rentry);
+	return rv;
+}
+
+int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
+		    struct ib_udata *udata)
+{
+	struct kiwi_ucontext *uctx;
+	struct kiwi_umap *um;
+	int rv;
+
+	r->num = num;
+	r->slot_size = slot_size;
+	r->bytes = PAGE_ALIGN((size_t)num * slot_size + KIWI_RING_CTRL_SIZE);
+	r->mentry = NULL;
+	if (!udata) {
+		r->mem = vzalloc(r->bytes);
+		return r->mem ? 0 : -ENOMEM;
+	}
+
+	uctx = rdma_udata_to_drv_context(udata, struct kiwi_ucontext, ibuc);
+	um = kzalloc(sizeof(*um), GFP_KERNEL);
+	if (!um)
+		return -ENOMEM;
+	/* zeroed, page aligned and flagged for remap_vmalloc_range() */
+	um->mem = vmalloc_user(r->bytes);
+	if (!um->mem) {
+		kfree(um);
+		return -ENOMEM;
+	}
+	rv = rdma_user_mmap_entry_insert(&uctx->ibuc, &um->rdma, r->bytes);
+	if (rv) {
+		vfree(um->mem);
+		kfree(um);
+		return rv;
+	}
+	r->mem = um->mem;
+	r->mentry = &um->rdma;
+	return 0;
+}
+
+void kiwi_ring_free(struct kiwi_ring *r)
+{
+	if (r->mentry)
+		rdma_user_mmap_entry_remove(r->mentry);	/* frees r->mem */
+	else
+		vfree(r->mem);
+	r->mem = NULL;
+	r->mentry = NULL;
+}
+
+u64 kiwi_ring_key(const struct kiwi_ring *r)
+{
+	return r->mentry ? rdma_user_mmap_get_offset(r->mentry) :
+		KIWI_INVAL_KEY;
+}
+
+/*
+ * Connection management arrives with the connection issue.  Until then
+ * these refuse cleanly so that iw_cm and rdma_cm see an error, never a
+ * NULL operation.
+ */
+static int kiwi_iw_connect(struct iw_cm_id *id,
+			   struct iw_cm_conn_param *param)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_iw_accept(struct iw_cm_id *id,
+			  struct iw_cm_conn_param *param)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata,
+			  u8 pdata_len)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
+{
+	return -EOPNOTSUPP;
+}
+
+static int kiwi_iw_destroy_listen(struct iw_cm_id *id)
+{
+	return -EOPNOTSUPP;
+}
+
+static void kiwi_dealloc_driver(struct ib_device *ibdev)
+{
+	struct kiwi_dev *kdev = to_kdev(ibdev);
+
+	WARN_ON(!xa_empty(&kdev->qp_xa));
+	WARN_ON(!xa_empty(&kdev->mr_xa));
+	xa_destroy(&kdev->qp_xa);
+	xa_destroy(&kdev->mr_xa);
+	kiwi_obj_dec(KIWI_OBJ_DEVICE);
+}
+
+const struct ib_device_ops kiwi_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = KIWI_DRIVER_ID,
+	.uverbs_abi_ver = KIWI_ABI_VERSION,
+
+	.alloc_mr = kiwi_alloc_mr,
+	.alloc_pd = kiwi_alloc_pd,
+	.alloc_ucontext = kiwi_alloc_ucontext,
+	.create_cq = kiwi_create_cq,
+	.create_qp = kiwi_create_qp,
+	.create_srq = kiwi_create_srq,
+	.dealloc_driver = kiwi_dealloc_driver,
+	.dealloc_pd = kiwi_dealloc_pd,
+	.dealloc_ucontext = kiwi_dealloc_ucontext,
+	.dereg_mr = kiwi_dereg_mr,
+	.destroy_cq = kiwi_destroy_cq,
+	.destroy_qp = kiwi_destroy_qp,
+	.destroy_srq = kiwi_destroy_srq,
+	.get_dma_mr = kiwi_get_dma_mr,
+	.get_port_immutable = kiwi_get_port_immutable,
+	.iw_accept = kiwi_iw_accept,
+	.iw_add_ref = kiwi_qp_add_ref,
+	.iw_connect = kiwi_iw_connect,
+	.iw_create_listen = kiwi_iw_create_listen,
+	.iw_destroy_listen = kiwi_iw_destroy_listen,
+	.iw_get_qp = kiwi_get_qp,
+	.iw_reject = kiwi_iw_reject,
+	.iw_rem_ref = kiwi_qp_rem_ref,
+	.map_mr_sg = kiwi_map_mr_sg,
+	.mmap = kiwi_mmap,
+	.mmap_free = kiwi_mmap_free,
+	.modify_qp = kiwi_modify_qp,
+	.modify_srq = kiwi_modify_srq,
+	.poll_cq = kiwi_poll_cq,
+	.post_recv = kiwi_post_recv,
+	.post_send = kiwi_post_send,
+	.post_srq_recv = kiwi_post_srq_recv,
+	.query_device = kiwi_query_device,
+	.query_gid = kiwi_query_gid,
+	.query_port = kiwi_query_port,
+	.query_qp = kiwi_query_qp,
+	.query_srq = kiwi_query_srq,
+	.reg_user_mr = kiwi_reg_user_mr,
+	.req_notify_cq = kiwi_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, kiwi_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, kiwi_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, kiwi_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, kiwi_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, kiwi_ucontext, ibuc),
+};

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: module entry points, the "kiwi" rdma link type, the netdev
+ * notifier that keeps each device's port in step with its netdev, and the
+ * object counts in debugfs.
+ */
+#include <linux/debugfs.h>
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/rtnetlink.h>
+#include <linux/seq_file.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "kiwi.h"
+
+static atomic_t kiwi_objs[KIWI_OBJ_MAX];
+
+static const char * const kiwi_obj_names[KIWI_OBJ_MAX] = {
+	[KIWI_OBJ_DEVICE] = "devices",
+	[KIWI_OBJ_UCONTEXT] = "ucontexts",
+	[KIWI_OBJ_PD] = "pds",
+	[KIWI_OBJ_CQ] = "cqs",
+	[KIWI_OBJ_QP] = "qps",
+	[KIWI_OBJ_SRQ] = "srqs",
+	[KIWI_OBJ_MR] = "mrs",
+	[KIWI_OBJ_CEP] = "ceps",
+};
+
+void kiwi_obj_inc(enum kiwi_obj obj)
+{
+	atomic_inc(&kiwi_objs[obj]);
+}
+
+void kiwi_obj_dec(enum kiwi_obj obj)
+{
+	WARN_ON_ONCE(atomic_dec_return(&kiwi_objs[obj]) < 0);
+}
+
+static struct dentry *kiwi_debugfs;
+
+static int kiwi_objects_show(struct seq_file *m, void *unused)
+{
+	int i;
+
+	for (i = 0; i < KIWI_OBJ_MAX; i++)
+		seq_printf(m, "%s %d\n", kiwi_obj_names[i],
+			   atomic_read(&kiwi_objs[i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kiwi_objects);
+
+/*
+ * Serialises the "one kiwi device per netdev" check with the registration
+ * that follows it; rdma_link_ops.newlink runs under a shared lock only.
+ */
+static DEFINE_MUTEX(kiwi_link_mutex);
+
+static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+/*
+ * iWARP runs over TCP/IP on Ethernet-like links; the GID and node GUID are
+ * derived from a 6-byte MAC, which veth, bridges, VLANs and NICs all have.
+ */
+static bool kiwi_netdev_ok(struct net_device *ndev)
+{
+	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
+}
+
+static int kiwi_newlink(const char *name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct kiwi_dev *kdev;
+	struct ib_device *ibdev;
+	int rv;
+
+	if (!kiwi_netdev_ok(ndev))
+		return -EOPNOTSUPP;
+
+	mutex_lock(&kiwi_link_mutex);
+	other = ib_device_get_by_netdev(ndev, KIWI_DRIVER_ID);
+	if (other) {
+		ib_device_put(other);
+		rv = -EEXIST;
+		goto out;
+	}
+
+	kdev = ib_alloc_device(kiwi_dev, ibdev);
+	if (!kdev) {
+		rv = -ENOMEM;
+		goto out;
+	}
+	kiwi_obj_inc(KIWI_OBJ_DEVICE);
+	ibdev = &kdev->ibdev;
+	kdev->netdev = ndev;
+	spin_lock_init(&kdev->lock);
+	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&kdev->num_pd, 0);
+	atomic_set(&kdev->num_cq, 0);
+	atomic_set(&kdev->num_srq, 0);
+	atomic_set(&kdev->cq_ids, 0);
+	ether_addr_copy(kdev->mac, ndev->dev_addr);
+	kdev->state = kiwi_carrier_state(ndev);
+
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->mac);
+	ibdev->node_type = RDMA_NODE_RNIC;
+	strscpy(ibdev->node_desc, "kiwi software iWARP",
+		sizeof(ibdev->node_desc));
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	/* POST_SEND with no work requests is the provider's SQ doorbell. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+	memcpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
+	/* We bind TCP ports ourselves; no iwpmd port mapper. */
+	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+
+	rv = ib_device_set_netdev(ibdev, ndev, 1);
+	if (rv)
+		goto err;
+	rv = ib_register_device(ibdev, name, NULL);
+	if (rv)
+		goto err;
+	/*
+	 * Registration cannot run under the RTNL (query_port takes it), so
+	 * the netdev may have started to unregister meanwhile, too early for
+	 * the notifier to find us.  Under the RTNL either it did, and we
+	 * remove ourselves, or the notifier will see the registered device.
+	 */
+	rtnl_lock();
+	if (ndev->reg_state != NETREG_REGISTERED)
+		ib_unregister_device_queued(ibdev);
+	rtnl_unlock();
+	dev_dbg(&ndev->dev, "kiwi: %s registered\n", dev_name(&ibdev->dev));
+	mutex_unlock(&kiwi_link_mutex);
+	return 0;
+
+err:
+	/* dealloc_driver is not called for a device that never registered */
+	xa_destroy(&kdev->qp_xa);
+	xa_destroy(&kdev->mr_xa);
+	ib_dealloc_device(ibdev);
+	kiwi_obj_dec(KIWI_OBJ_DEVICE);
+out:
+	mutex_unlock(&kiwi_link_mutex);
+	return rv;
+}
+
+static struct rdma_link_ops kiwi_link_ops = {
+	.type = "kiwi",
+	.newlink = kiwi_newlink,
+};
+
+static void kiwi_port_update(struct kiwi_dev *kdev, struct net_device *ndev)
+{
+	enum ib_port_state state = kiwi_carrier_state(ndev);
+	bool changed;
+
+	spin_lock(&kdev->lock);
+	changed = kdev->state != state;
+	kdev->state = state;
+	spin_unlock(&kdev->lock);
+	if (changed)
+		kiwi_port_event(kdev, state == IB_PORT_ACTIVE ?
+				IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+}
+
+static void kiwi_addr_update(struct kiwi_dev *kdev, struct net_device *ndev)
+{
+	bool changed;
+
+	if (ndev->addr_len != ETH_ALEN)
+		return;
+	spin_lock(&kdev->lock);
+	changed = !ether_addr_equal(kdev->mac, ndev->dev_addr);
+	ether_addr_copy(kdev->mac, ndev->dev_addr);
+	spin_unlock(&kdev->lock);
+	/* makes ib_core re-read the GID table through query_gid */
+	if (changed)
+		kiwi_port_event(kdev, IB_EVENT_GID_CHANGE);
+}
+
+static int kiwi_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *arg)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
+	struct ib_device *ibdev;
+	struct kiwi_dev *kdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, KIWI_DRIVER_ID);
+	if (!ibdev)
+		return NOTIFY_DONE;
+	kdev = to_kdev(ibdev);
+
+	switch (event) {
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		kiwi_port_update(kdev, ndev);
+		break;
+	case NETDEV_CHANGEADDR:
+		kiwi_addr_update(kdev, ndev);
+		break;
+	case NETDEV_UNREGISTER:
+		/* The netdev waits for our reference: let it go, async. */
+		ib_unregister_device_queued(ibdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block kiwi_netdev_nb = {
+	.notifier_call = kiwi_netdev_event,
+};
+
+static int __init kiwi_init(void)
+{
+	int rv;
+
+	BUILD_BUG_ON(sizeof(struct kiwi_sqe) != 128);
+	BUILD_BUG_ON(sizeof(struct kiwi_rqe) != 128);
+	BUILD_BUG_ON(sizeof(struct kiwi_cqe) != 32);
+	BUILD_BUG_ON(sizeof(struct kiwi_cq_ctrl) != KIWI_RING_CTRL_SIZE);
+	BUILD_BUG_ON(sizeof(struct kiwi_sq_ctrl) != KIWI_RING_CTRL_SIZE);
+	BUILD_BUG_ON(sizeof(struct kiwi_rq_ctrl) != KIWI_RING_CTRL_SIZE);
+	BUILD_BUG_ON(KIWI_MAX_MR >= 1 << 24);	/* index field of the STag */
+
+	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
+	debugfs_create_file("objects", 0444, kiwi_debugfs, NULL,
+			    &kiwi_objects_fops);
+
+	rv = register_netdevice_notifier(&kiwi_netdev_nb);
+	if (rv) {
+		debugfs_remove_recursive(kiwi_debugfs);
+		return rv;
+	}
+	rdma_link_register(&kiwi_link_ops);
+	return 0;
+}
+
+static void __exit kiwi_exit(void)
+{
+	int i;
+
+	/* no new devices, then remove the existing ones and wait for them */
+	rdma_link_unregister(&kiwi_link_ops);
+	ib_unregister_driver(KIWI_DRIVER_ID);
+	unregister_netdevice_notifier(&kiwi_netdev_nb);
+
+	for (i = 0; i < KIWI_OBJ_MAX; i++)
+		if (atomic_read(&kiwi_objs[i]))
+			pr_err("kiwi: %d %s leaked\n",
+			       atomic_read(&kiwi_objs[i]), kiwi_obj_names[i]);
+	debugfs_remove_recursive(kiwi_debugfs);
+}
+
+module_init(kiwi_init);
+module_exit(kiwi_exit);
+
+MODULE_DESCRIPTION("kiwi: software iWARP RDMA provider");
+MODULE_AUTHOR("The kiwi authors");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("kiwi");

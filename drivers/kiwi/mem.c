@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: protection domains and memory regions.
+ *
+ * Every MR is named by an STag, (index << 8) | key.  The index comes from
+ * a cyclic allocator over kdev->mr_xa, so a freed index is not reused at
+ * once and a stale STag from a peer misses; the 8-bit key is random and
+ * must match too.
+ */
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "kiwi.h"
+
+int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibpd->device);
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	if (atomic_inc_return(&kdev->num_pd) > KIWI_MAX_PD) {
+		atomic_dec(&kdev->num_pd);
+		return -ENOMEM;
+	}
+	kiwi_obj_inc(KIWI_OBJ_PD);
+	return 0;
+}
+
+int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibpd->device);
+
+	atomic_dec(&kdev->num_pd);
+	kiwi_obj_dec(KIWI_OBJ_PD);
+	return 0;
+}
+
+/* Rights an MR may grant.  No atomics (atomic_cap is NONE), no MWs. */
+#define KIWI_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ)
+/* Hints a device may ignore by definition. */
+#define KIWI_MR_HINTS	(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB)
+
+int kiwi_mr_access_ok(int access)
+{
+	access &= ~KIWI_MR_HINTS;
+	if (access & ~KIWI_MR_ACCESS)
+		return -EINVAL;
+	/* iWARP: a remotely writable region must be locally writable too */
+	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static void kiwi_mr_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct kiwi_mr, ref)->freed);
+}
+
+/* The data path's lookup: a referenced MR whose STag matches, or NULL. */
+struct kiwi_mr *kiwi_mr_get(struct kiwi_dev *kdev, u32 stag)
+{
+	struct kiwi_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&kdev->mr_xa, KIWI_STAG_INDEX(stag));
+	if (mr && (mr->stag != stag || !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void kiwi_mr_put(struct kiwi_mr *mr)
+{
+	kref_put(&mr->ref, kiwi_mr_release);
+}
+
+/*
+ * Reserve an STag index now and publish the MR with kiwi_mr_publish()
+ * once it is complete, so that a lookup never sees half an MR.
+ */
+static struct kiwi_mr *kiwi_mr_new(struct kiwi_dev *kdev,
+				   enum kiwi_mr_type type, int access)
+{
+	struct kiwi_mr *mr;
+	u32 idx;
+	int rv;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	rv = xa_alloc_cyclic(&kdev->mr_xa, &idx, NULL,
+			     XA_LIMIT(1, KIWI_MAX_MR), &kdev->mr_next,
+			     GFP_KERNEL);
+	if (rv < 0) {
+		kfree(mr);
+		/* -EBUSY: all KIWI_MAX_MR indexes in use */
+		return ERR_PTR(rv == -EBUSY ? -ENOMEM : rv);
+	}
+	mr->kdev = kdev;
+	mr->type = type;
+	mr->access = access;
+	mr->stag = idx << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.lkey = mr->stag;
+	mr->ibmr.rkey = mr->stag;
+	kref_init(&mr->ref);
+	init_completion(&mr->freed);
+	return mr;
+}
+
+static void kiwi_mr_publish(struct kiwi_mr *mr)
+{
+	xa_store(&mr->kdev->mr_xa, KIWI_STAG_INDEX(mr->stag), mr, GFP_KERNEL);
+	kiwi_obj_inc(KIWI_OBJ_MR);
+}
+
+/* For an MR that was never published. */
+static void kiwi_mr_abort(struct kiwi_mr *mr)
+{
+	xa_erase(&mr->kdev->mr_xa, KIWI_STAG_INDEX(mr->stag));
+	kfree(mr);
+}
+
+struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+			       u64 iova, int access, struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibpd->device);
+	struct ib_umem *umem;
+	struct kiwi_mr *mr;
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return ERR_PTR(rv);
+	if (!start || !len || len > KIWI_MAX_MR_SIZE ||
+	    start + len < start || iova + len < iova)
+		return ERR_PTR(-EINVAL);
+	rv = kiwi_mr_access_ok(access);
+	if (rv)
+		return ERR_PTR(rv);
+
+	mr = kiwi_mr_new(kdev, KIWI_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	/* pins the pages, charged to RLIMIT_MEMLOCK; writable if needed */
+	umem = ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(umem)) {
+		kiwi_mr_abort(mr);
+		return ERR_CAST(umem);
+	}
+	mr->umem = umem;
+	mr->valid = true;
+	kiwi_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+/* All of kernel memory, for kernel consumers' local SGEs (ib_alloc_pd). */
+struct ib_mr *kiwi_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct kiwi_mr *mr;
+	int rv;
+
+	rv = kiwi_mr_access_ok(access);
+	if (rv)
+		return ERR_PTR(rv);
+	mr = kiwi_mr_new(to_kdev(ibpd->device), KIWI_MR_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->valid = true;
+	kiwi_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+/* Fast-registration MRs: pages set by map_mr_sg, rights by a REG_MR WR. */
+struct ib_mr *kiwi_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct kiwi_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > KIWI_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kiwi_mr_new(to_kdev(ibpd->device), KIWI_MR_FAST_REG, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		kiwi_mr_abort(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->max_pages = max_num_sg;
+	kiwi_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct kiwi_mr *mr = to_kmr(ibmr);
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = addr;
+	return 0;
+}
+
+int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct kiwi_mr *mr = to_kmr(ibmr);
+
+	if (mr->type != KIWI_MR_FAST_REG)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
+}
+
+int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct kiwi_mr *mr = to_kmr(ibmr);
+
+	/* unreachable for new lookups, then wait for the current users */
+	xa_erase(&mr->kdev->mr_xa, KIWI_STAG_INDEX(mr->stag));
+	kiwi_mr_put(mr);
+	wait_for_completion(&mr->freed);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr->pages);
+	kiwi_obj_dec(KIWI_OBJ_MR);
+	/* lookups that lost the race may still be reading it under RCU */
+	kfree_rcu(mr, rcu);
+	return 0;
+}

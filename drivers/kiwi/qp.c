@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: queue pairs, their state machine and the posting of kernel work
+ * requests into the SQ and RQ rings.
+ *
+ * iWARP QPs are RC only and reach RTS through the connection manager,
+ * never through modify_qp; from the verbs a QP goes RESET -> INIT,
+ * INIT -> INIT, anything -> ERR and anything -> RESET.
+ */
+#include <linux/string.h>
+
+#include "kiwi.h"
+
+static void kiwi_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct kiwi_qp, ref)->freed);
+}
+
+void kiwi_qp_get(struct kiwi_qp *qp)
+{
+	kref_get(&qp->ref);
+}
+
+void kiwi_qp_put(struct kiwi_qp *qp)
+{
+	kref_put(&qp->ref, kiwi_qp_release);
+}
+
+void kiwi_qp_add_ref(struct ib_qp *ibqp)
+{
+	kiwi_qp_get(to_kqp(ibqp));
+}
+
+void kiwi_qp_rem_ref(struct ib_qp *ibqp)
+{
+	kiwi_qp_put(to_kqp(ibqp));
+}
+
+/* iw_cm's lookup by number; it takes its reference with iw_add_ref. */
+struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
+{
+	struct kiwi_qp *qp;
+
+	if (qpn <= 0)
+		return NULL;
+	qp = xa_load(&to_kdev(ibdev)->qp_xa, qpn);
+	return qp ? &qp->ibqp : NULL;
+}
+
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 nsq, nrq, id;
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > KIWI_MAX_QP_WR ||
+	    cap->max_send_sge > KIWI_MAX_SGE ||
+	    cap->max_inline_data > KIWI_MAX_INLINE ||
+	    (!attr->srq && (cap->max_recv_wr > KIWI_MAX_QP_WR ||
+			    cap->max_recv_sge > KIWI_MAX_SGE)))
+		return -EINVAL;
+	if (!attr->send_cq || !attr->recv_cq)
+		return -EINVAL;
+	if (attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    attr->sq_sig_type != IB_SIGNAL_REQ_WR)
+		return -EINVAL;
+
+	/* a ring has at least one slot, even for a receive-only QP */
+	nsq = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	nrq = attr->srq ? 0 : roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+
+	qp->kdev = kdev;
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	spin_lock_init(&qp->lock);
+	qp->state = IB_QPS_RESET;
+	qp->user = !!udata;
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->scq = to_kcq(attr->send_cq);
+	qp->rcq = to_kcq(attr->recv_cq);
+	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
+
+	rv = kiwi_ring_alloc(&qp->sq, nsq, sizeof(struct kiwi_sqe), udata);
+	if (rv)
+		return rv;
+	if (nrq) {
+		rv = kiwi_ring_alloc(&qp->rq, nrq, sizeof(struct kiwi_rqe),
+				     udata);
+		if (rv)
+			goto err_sq;
+	}
+	/* reserve the number; the QP is published once complete */
+	rv = xa_alloc(&kdev->qp_xa, &id, NULL, XA_LIMIT(1, KIWI_MAX_QP),
+		      GFP_KERNEL);
+	if (rv) {
+		rv = rv == -EBUSY ? -ENOMEM : rv;
+		goto err_rq;
+	}
+	ibqp->qp_num = id;
+
+	if (udata) {
+		struct kiwi_uresp_create_qp resp = {
+			.sq_key = kiwi_ring_key(&qp->sq),
+			.rq_key = nrq ? kiwi_ring_key(&qp->rq) :
+				KIWI_INVAL_KEY,
+			.qp_id = id,
+			.num_sqe = nsq,
+			.num_rqe = nrq,
+		};
+
+		rv = kiwi_respond(udata, &resp, sizeof(resp));
+		if (rv)
+			goto err_id;
+	}
+
+	/* what the QP really offers, at least what was asked for */
+	cap->max_send_wr = nsq;
+	cap->max_send_sge = KIWI_MAX_SGE;
+	cap->max_inline_data = KIWI_MAX_INLINE;
+	cap->max_recv_wr = nrq;
+	cap->max_recv_sge = nrq ? KIWI_MAX_SGE : 0;
+
+	xa_store(&kdev->qp_xa, id, qp, GFP_KERNEL);
+	kiwi_obj_inc(KIWI_OBJ_QP);
+	return 0;
+
+err_id:
+	xa_erase(&kdev->qp_xa, id);
+err_rq:
+	if (nrq)
+		kiwi_ring_free(&qp->rq);
+err_sq:
+	kiwi_ring_free(&qp->sq);
+	return rv;
+}
+
+/* Complete every posted WR of a ring with IB_WC_WR_FLUSH_ERR. */
+static void kiwi_flush_sq(struct kiwi_qp *qp)
+{
+	struct kiwi_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_id = qp->ibqp.qp_num,
+	};
+	struct kiwi_sqe *sqe;
+	u32 n;
+
+	for (n = 0; n < qp->sq.num; n++) {
+		sqe = kiwi_ring_slot(&qp->sq, qp->sq_cons);
+		if (!(kiwi_slot_flags(&sqe->flags) & KIWI_WQE_VALID))
+			break;
+		/* user-written slot: read once, report the opcode as is */
+		wc.id = READ_ONCE(sqe->id);
+		wc.opcode = READ_ONCE(sqe->opcode);
+		if (wc.opcode >= KIWI_OP_MAX)
+			wc.opcode = KIWI_OP_SEND;
+		if (kiwi_cq_push(qp->scq, &wc))
+			break;
+		kiwi_slot_set(&sqe->flags, 0);
+		qp->sq_cons++;
+	}
+}
+
+static void kiwi_flush_rq(struct kiwi_qp *qp)
+{
+	struct kiwi_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = KIWI_OP_RECEIVE,
+		.qp_id = qp->ibqp.qp_num,
+	};
+	struct kiwi_rqe *rqe;
+	u32 n;
+
+	for (n = 0; n < qp->rq.num; n++) {
+		rqe = kiwi_ring_slot(&qp->rq, qp->rq_cons);
+		if (!(kiwi_slot_flags(&rqe->flags) & KIWI_WQE_VALID))
+			break;
+		wc.id = READ_ONCE(rqe->id);
+		if (kiwi_cq_push(qp->rcq, &wc))
+			break;
+		kiwi_slot_set(&rqe->flags, 0);
+		qp->rq_cons++;
+	}
+}
+
+/* RESET drops all queued work without completions (IB semantics). */
+static void kiwi_qp_reset(struct kiwi_qp *qp)
+{
+	memset(qp->sq.mem, 0, (size_t)qp->sq.num * qp->sq.slot_size);
+	qp->sq_prod = 0;
+	qp->sq_cons = 0;
+	if (qp->rq.num)
+		memset(qp->rq.mem, 0, (size_t)qp->rq.num * qp->rq.slot_size);
+	qp->rq_prod = 0;
+	qp->rq_cons = 0;
+}
+
+#define KIWI_QP_ATTRS	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | \
+			 IB_QP_PKEY_INDEX | IB_QP_PORT | \
+			 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)
+#define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ)
+
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	enum ib_qp_state cur, new;
+	unsigned long flags;
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	/* IB path attributes (AV, PSNs, timeouts, ...) mean nothing here */
+	if (mask & ~KIWI_QP_ATTRS)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~KIWI_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > KIWI_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > KIWI_MAX_IRD)
+		return -EINVAL;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	cur = qp->state;
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		rv = -EINVAL;
+		goto out;
+	}
+	switch (new) {
+	case IB_QPS_RESET:
+	case IB_QPS_ERR:
+		break;
+	case IB_QPS_INIT:
+		if (cur != IB_QPS_RESET && cur != IB_QPS_INIT)
+			rv = -EINVAL;
+		break;
+	case IB_QPS_RTR:
+	case IB_QPS_RTS:
+		/*
+		 * Only the connection manager moves a QP to RTS, when the
+		 * connection is up.  iw_cm's own modify requests for RTR and
+		 * RTS carry an empty mask and take the no-change path.
+		 */
+		if (new != cur)
+			rv = -EINVAL;
+		break;
+	default:
+		rv = -EINVAL;
+		break;
+	}
+	if (rv)
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+	qp->state = new;
+	if (new == IB_QPS_ERR) {
+		kiwi_flush_sq(qp);
+		if (qp->rq.num)
+			kiwi_flush_rq(qp);
+	} else if (new == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		kiwi_qp_reset(qp);
+	}
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rv;
+}
+
+int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	spin_lock_irqsave(&qp->lock, flags);
+	attr->qp_state = qp->state;
+	attr->qp_access_flags = qp->access;
+	attr->max_rd_atomic = qp->ord;
+	attr->max_dest_rd_atomic = qp->ird;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	attr->cur_qp_state = attr->qp_state;
+	attr->port_num = 1;
+	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->kdev->netdev->mtu));
+	attr->cap.max_send_wr = qp->sq.num;
+	attr->cap.max_send_sge = KIWI_MAX_SGE;
+	attr->cap.max_inline_data = KIWI_MAX_INLINE;
+	attr->cap.max_recv_wr = qp->rq.num;
+	attr->cap.max_recv_sge = qp->rq.num ? KIWI_MAX_SGE : 0;
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->qp_type = IB_QPT_RC;
+	init->port_num = 1;
+	return 0;
+}
+
+int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	unsigned long flags;
+
+	xa_erase(&qp->kdev->qp_xa, ibqp->qp_num);
+	/* no completions after destroy: queued WRs are dropped, not flushed */
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->state = IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	/* ib_core frees *qp when we return: wait out iw_cm's references */
+	kiwi_qp_put(qp);
+	wait_for_completion(&qp->freed);
+
+	if (qp->rq.num)
+		kiwi_ring_free(&qp->rq);
+	kiwi_ring_free(&qp->sq);
+	kiwi_obj_dec(KIWI_OBJ_QP);
+	return 0;
+}
+
+static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
+			  int num, u32 max)
+{
+	int i;
+
+	if (num < 0 || num > max)
+		return -EINVAL;
+	for (i = 0; i < num; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+	return 0;
+}
+
+/*
+ * Kernel consumers post with ib_sge addresses that are kernel virtual
+ * addresses, because the device has no DMA device (ib_uses_virt_dma).
+ */
+static int kiwi_copy_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
+{
+	u32 len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > KIWI_MAX_SGE)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		u32 n = wr->sg_list[i].length;
+
+		if (n > KIWI_MAX_INLINE - len)
+			return -EINVAL;
+		memcpy(sqe->inline_data + len,
+		       (void *)(uintptr_t)wr->sg_list[i].addr, n);
+		len += n;
+	}
+	/* the length travels in num_sge's place: one pseudo-SGE */
+	sqe->num_sge = 1;
+	sqe->sge[0].length = len;
+	return 0;
+}
+
+#define KIWI_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
+			 IB_SEND_SOLICITED | IB_SEND_INLINE)
+
+static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+			    const struct ib_send_wr *wr)
+{
+	u16 flags = 0;
+	int rv = 0;
+
+	if (wr->send_flags & ~KIWI_SEND_FLAGS)
+		return -EINVAL;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->id = wr->wr_id;
+	if ((wr->send_flags & IB_SEND_SIGNALED) || qp->sig_all)
+		flags |= KIWI_WQE_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		flags |= KIWI_WQE_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		flags |= KIWI_WQE_READ_FENCE;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		sqe->opcode = KIWI_OP_SEND;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		sqe->opcode = KIWI_OP_SEND_INV;
+		sqe->inval_stag = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE:
+		sqe->opcode = KIWI_OP_WRITE;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_RDMA_READ:
+	case IB_WR_RDMA_READ_WITH_INV:
+		/* one Read Request names one sink STag: one local SGE */
+		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE))
+			return -EINVAL;
+		sqe->opcode = wr->opcode == IB_WR_RDMA_READ ?
+			KIWI_OP_READ : KIWI_OP_READ_LOCAL_INV;
+		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
+			sqe->inval_stag = wr->sg_list[0].lkey;
+		sqe->rkey = rdma_wr(wr)->rkey;
+		sqe->raddr = rdma_wr(wr)->remote_addr;
+		break;
+	case IB_WR_LOCAL_INV:
+		sqe->opcode = KIWI_OP_LOCAL_INV;
+		sqe->inval_stag = wr->ex.invalidate_rkey;
+		goto done;
+	case IB_WR_REG_MR: {
+		const struct ib_reg_wr *reg = reg_wr(wr);
+		struct kiwi_mr *mr;
+
+		if (!reg->mr || reg->mr->device != qp->ibqp.device)
+			return -EINVAL;
+		mr = to_kmr(reg->mr);
+		if (mr->type != KIWI_MR_FAST_REG ||
+		    kiwi_mr_access_ok(reg->access))
+			return -EINVAL;
+		sqe->opcode = KIWI_OP_REG_MR;
+		sqe->reg.mr = (uintptr_t)mr;
+		sqe->reg.key = reg->key;
+		sqe->reg.access = reg->access;
+		goto done;
+	}
+	default:
+		/* immediate data, atomics and the rest: not on iWARP here */
+		return -EINVAL;
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		flags |= KIWI_WQE_INLINE;
+		rv = kiwi_copy_inline(sqe, wr);
+	} else {
+		rv = kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
+				    KIWI_MAX_SGE);
+		sqe->num_sge = wr->num_sge;
+	}
+done:
+	sqe->flags = flags;	/* VALID is set by the caller, last */
+	return rv;
+}
+
+/* Called with qp->lock held, QP in ERR: complete at once, flushed. */
+static int kiwi_flush_send_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			       const struct ib_send_wr **bad_wr)
+{
+	struct kiwi_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = KIWI_OP_SEND,
+		.qp_id = qp->ibqp.qp_num,
+	};
+
+	for (; wr; wr = wr->next) {
+		wc.id = wr->wr_id;
+		if (kiwi_cq_push(qp->scq, &wc)) {
+			*bad_wr = wr;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_sqe tmp, *sqe;
+	unsigned long flags;
+	int rv = 0;
+
+	/* user QPs post into the mapped ring; the call is a doorbell */
+	if (qp->user && wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_ERR) {
+		/* ib_drain_sq() waits for exactly this completion */
+		if (qp->user)
+			kiwi_flush_sq(qp);
+		else
+			rv = kiwi_flush_send_wrs(qp, wr, bad_wr);
+		goto out;
+	}
+	if (qp->state != IB_QPS_RTS) {
+		rv = qp->state == IB_QPS_RESET ? -EINVAL : -ENOTCONN;
+		if (wr)
+			*bad_wr = wr;
+		goto out;
+	}
+	if (qp->user) {
+		/* the SQ engine arrives with the data path */
+		rv = -EOPNOTSUPP;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		sqe = kiwi_ring_slot(&qp->sq, qp->sq_prod);
+		if (READ_ONCE(sqe->flags) & KIWI_WQE_VALID) {
+			rv = -ENOMEM;	/* SQ full */
+			break;
+		}
+		rv = kiwi_sqe_from_wr(qp, &tmp, wr);
+		if (rv)
+			break;
+		memcpy(sqe, &tmp, sizeof(tmp));
+		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
+		qp->sq_prod++;
+	}
+	if (rv)
+		*bad_wr = wr;
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rv;
+}
+
+int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
+		     u32 max_sge)
+{
+	int rv;
+
+	memset(rqe, 0, sizeof(*rqe));
+	rv = kiwi_copy_sges(rqe->sge, wr->sg_list, wr->num_sge, max_sge);
+	if (rv)
+		return rv;
+	rqe->id = wr->wr_id;
+	rqe->num_sge = wr->num_sge;
+	return 0;
+}
+
+int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = KIWI_OP_RECEIVE,
+		.qp_id = ibqp->qp_num,
+	};
+	struct kiwi_rqe tmp, *rqe;
+	unsigned long flags;
+	int rv = 0;
+
+	/* user QPs own their ring; a QP with an SRQ has no RQ at all */
+	if (qp->user || !qp->rq.num) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_RESET) {
+		rv = -EINVAL;
+	} else if (qp->state == IB_QPS_ERR) {
+		/* ib_drain_rq() waits for exactly this completion */
+		for (; wr; wr = wr->next) {
+			wc.id = wr->wr_id;
+			rv = kiwi_cq_push(qp->rcq, &wc);
+			if (rv) {
+				rv = -ENOMEM;
+				break;
+			}
+		}
+	} else {
+		for (; wr; wr = wr->next) {
+			rqe = kiwi_ring_slot(&qp->rq, qp->rq_prod);
+			if (READ_ONCE(rqe->flags) & KIWI_WQE_VALID) {
+				rv = -ENOMEM;	/* RQ full */
+				break;
+			}
+			rv = kiwi_rqe_from_wr(&tmp, wr, KIWI_MAX_SGE);
+			if (rv)
+				break;
+			memcpy(rqe, &tmp, sizeof(tmp));
+			kiwi_slot_set(&rqe->flags, KIWI_WQE_VALID);
+			qp->rq_prod++;
+		}
+	}
+	if (rv)
+		*bad_wr = wr;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rv;
+}
