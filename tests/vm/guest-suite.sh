@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Runs inside the test VM (tests/run-tests.sh starts it through vm-run.sh):
+# every tests/cases/[0-9]*.sh in order, each under its own timeout (a
+# "# timeout: SEC" line near the top, default 300), each output line
+# prefixed with the case's name.  A case fails, with an extra "not ok" line,
+# when it exits non-zero, times out, prints no TAP, leaves a kernel warning
+# or BUG in dmesg, or leaves kiwi.ko impossible to unload.
+# Markers "=== begin NAME" / "=== end NAME" let the host tell which case
+# was running if the guest dies.
+cd "${KIWI_ROOT:?}" || exit 1
+
+bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|[Kk]ernel BUG|Call Trace:)'
+failed=0
+
+case_timeout() {
+	local t
+	t=$(head -n 5 "$1" | sed -n 's/^#[[:space:]]*timeout:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n1)
+	echo "${t:-300}"
+}
+
+# Best-effort return to a clean slate so that one broken case does not
+# cascade into the next; whatever it finds is reported.
+reset_state() {
+	local name=$1 l
+	for l in $(rdma link show 2>/dev/null | awk '/^link /{ split($2, a, "/"); print a[1] }'); do
+		echo "# $name: left link $l behind; deleting it"
+		rdma link del "$l" 2>/dev/null
+	done
+	ip -all netns delete 2>/dev/null
+	ip link del veth0 2>/dev/null
+	if [ -d /sys/module/siw ]; then
+		rmmod siw 2>/dev/null
+	fi
+}
+
+for c in tests/cases/[0-9]*.sh; do
+	[ -x "$c" ] || continue
+	name=$(basename "$c" .sh)
+	tmo=$(case_timeout "$c")
+	before=$(dmesg | wc -l)
+	echo "=== begin $name (timeout ${tmo}s)"
+	echo "kiwi-suite: begin $name" > /dev/kmsg
+	start=$(date +%s)
+	out=/tmp/case-$name.out
+	timeout -k 15 "$tmo" bash "$c" < /dev/null 2>&1 |
+		tee "$out" | sed -u "s/^/$name: /"
+	rc=${PIPESTATUS[0]}
+	echo "kiwi-suite: end $name status $rc" > /dev/kmsg
+	why=()
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		why+=("timed out after ${tmo}s")
+		echo w > /proc/sysrq-trigger
+	elif [ "$rc" != 0 ]; then
+		why+=("exit status $rc")
+	fi
+	grep -qE '^(not )?ok\b' "$out" || why+=("printed no TAP result")
+	if [ -d /sys/module/kiwi ] && ! rmmod kiwi 2>/dev/null; then
+		why+=("kiwi.ko cannot be unloaded afterwards")
+	fi
+	reset_state "$name"
+	# Give deferred work (and its warnings) a moment to surface.
+	sleep 1
+	kmsgs=$(dmesg | tail -n +"$((before + 1))" | grep -E "$bad")
+	if [ -n "$kmsgs" ]; then
+		why+=("kernel log shows a problem")
+		printf '%s\n' "$kmsgs" | head -n 20 | sed "s/^/# $name: kernel: /"
+	fi
+	if [ ${#why[@]} -gt 0 ]; then
+		failed=1
+		(IFS=';'; echo "$name: not ok - case failed: ${why[*]}")
+		echo "# $name: dmesg during the case:"
+		dmesg | tail -n +"$((before + 1))" | tail -n 40 | sed "s/^/# $name: | /"
+	fi
+	echo "=== end $name (status $rc, $(( $(date +%s) - start ))s)"
+done
+exit $failed
