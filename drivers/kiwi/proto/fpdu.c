@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * MPA FPDU framing (RFC 5044 sections 5 and 6): the receive-side stream
+ * parser and the transmit-side framer, with CRC32c and Markers.
+ *
+ * The parser copies only headers, Markers and trailers; payload is handed
+ * back as spans of the caller's buffer so it can go straight to its
+ * destination. Markers sit every 512 octets of the FPDU stream (position
+ * 0 is the first octet after the MPA Request/Reply) and point back to
+ * the ULPDU Length of the FPDU they fall into; one that falls exactly
+ * where an FPDU begins belongs to that FPDU and points at itself (0).
+ * The CRC covers every FPDU octet before the CRC field, Markers included.
+ */
+#include "kiwi_proto.h"
+
+#define KIWI_MK_MASK	(KIWI_MPA_MARKER_SPACING - 1)
+
+enum {
+	KIWI_TXS_IDLE = 0,
+	KIWI_TXS_HDR,
+	KIWI_TXS_DATA,
+	KIWI_TXS_TRAILER,
+};
+
+static u32 kiwi_min(u32 a, u32 b)
+{
+	return a < b ? a : b;
+}
+
+static u32 kiwi_pad(u32 ulpdu)
+{
+	return (4 - ((ulpdu + KIWI_MPA_LEN_SIZE) & 3)) & 3;
+}
+
+u32 kiwi_mpa_mulpdu(u32 emss, bool markers)
+{
+	u32 over = 6 + emss % 4;
+	u32 m;
+
+	if (markers)
+		over += 4 * ((emss + KIWI_MPA_MARKER_SPACING - 1) /
+			     KIWI_MPA_MARKER_SPACING);
+	if (emss <= over + KIWI_TERM_ULPDU_MAX)
+		return 0;
+	m = emss - over;
+	/* the ULPDU Length is 16 bits; keep ULPDU + Length 4-aligned */
+	return kiwi_min(m, 0xfffe);
+}
+
+static void kiwi_rx_next_fpdu(struct kiwi_rx *rx)
+{
+	rx->state = KIWI_RXS_HDR;
+	rx->hdr_need = 4;
+	rx->hdr_have = 0;
+	rx->payload_left = 0;
+	rx->trl_have = 0;
+	rx->trl_need = 0;
+	rx->crc = ~0U;
+}
+
+void kiwi_rx_init(struct kiwi_rx *rx, const struct kiwi_rx_cfg *cfg)
+{
+	int i;
+
+	memset(rx, 0, sizeof(*rx));
+	rx->crc_on = cfg->crc;
+	rx->markers = cfg->markers;
+	rx->pos = cfg->pos;
+	for (i = 0; i < KIWI_QN_MAX; i++)
+		rx->q[i].msn = 1;
+	kiwi_rx_next_fpdu(rx);
+}
+
+static u32 kiwi_rx_fail(struct kiwi_rx *rx, struct kiwi_rx_event *ev,
+			enum kiwi_err err, u32 used)
+{
+	rx->state = KIWI_RXS_DEAD;
+	rx->err = err;
+	ev->type = KIWI_RX_ERROR;
+	ev->err = err;
+	return used;
+}
+
+/* octets before the CRC field are covered by the CRC */
+static bool kiwi_rx_in_crc_field(const struct kiwi_rx *rx)
+{
+	return rx->state == KIWI_RXS_TRAILER &&
+	       rx->trl_have >= rx->trl_need - KIWI_MPA_CRC_SIZE;
+}
+
+static bool kiwi_rx_marker_ok(const struct kiwi_rx *rx)
+{
+	u32 ptr = ((rx->mk[2] << 8) | rx->mk[3]) & ~3U;
+	u32 at = rx->pos - KIWI_MPA_MARKER_LEN;
+
+	if (rx->state == KIWI_RXS_HDR && rx->hdr_have == 0)
+		return ptr == 0;
+	return ptr == at - rx->len_pos;
+}
+
+static enum kiwi_err kiwi_rx_header(struct kiwi_rx *rx)
+{
+	enum kiwi_err err;
+	u32 hl;
+
+	err = kiwi_hdr_decode(&rx->hdr, &rx->wire, rx->hdr_have);
+	if (err)
+		return err;
+	hl = rx->hdr_have - KIWI_MPA_LEN_SIZE;
+	rx->payload_left = rx->ulpdu_len - hl;
+	err = kiwi_ddp_check(rx->q, &rx->hdr, rx->payload_left);
+	if (err)
+		return err;
+	rx->trl_need = kiwi_pad(rx->ulpdu_len) + KIWI_MPA_CRC_SIZE;
+	rx->state = rx->payload_left ? KIWI_RXS_DATA : KIWI_RXS_TRAILER;
+	return KIWI_OK;
+}
+
+u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
+		 struct kiwi_rx_event *ev)
+{
+	enum kiwi_err err;
+	u32 i = 0;
+
+	memset(ev, 0, sizeof(*ev));
+	if (rx->state == KIWI_RXS_DEAD)
+		return kiwi_rx_fail(rx, ev, rx->err, 0);
+
+	while (i < len) {
+		u32 avail = len - i;
+		u32 at, take;
+
+		if (rx->markers) {
+			at = rx->pos & KIWI_MK_MASK;
+			if (at < KIWI_MPA_MARKER_LEN) {
+				take = kiwi_min(KIWI_MPA_MARKER_LEN - at, avail);
+				memcpy(rx->mk + at, buf + i, take);
+				if (rx->crc_on && !kiwi_rx_in_crc_field(rx))
+					rx->crc = crc32c(rx->crc, buf + i, take);
+				rx->pos += take;
+				i += take;
+				if (at + take == KIWI_MPA_MARKER_LEN &&
+				    !kiwi_rx_marker_ok(rx))
+					return kiwi_rx_fail(rx, ev,
+							    KIWI_ERR_MPA_MARKER,
+							    i);
+				continue;
+			}
+			avail = kiwi_min(avail, KIWI_MPA_MARKER_SPACING - at);
+		}
+
+		switch (rx->state) {
+		case KIWI_RXS_HDR:
+			if (rx->hdr_have == 0)
+				rx->len_pos = rx->pos;
+			take = kiwi_min(avail, rx->hdr_need - rx->hdr_have);
+			memcpy(rx->wire.raw + rx->hdr_have, buf + i, take);
+			if (rx->crc_on)
+				rx->crc = crc32c(rx->crc, buf + i, take);
+			rx->hdr_have += take;
+			rx->pos += take;
+			i += take;
+			if (rx->hdr_have < rx->hdr_need)
+				break;
+			if (rx->hdr_need == 4) {
+				rx->ulpdu_len = be16_to_cpu(rx->wire.c.mpa_len);
+				err = kiwi_hdr_need(&rx->wire, &rx->hdr_need);
+				if (err)
+					return kiwi_rx_fail(rx, ev, err, i);
+				break;
+			}
+			err = kiwi_rx_header(rx);
+			if (err)
+				return kiwi_rx_fail(rx, ev, err, i);
+			ev->type = KIWI_RX_HDR;
+			ev->hdr = &rx->hdr;
+			ev->payload_len = rx->payload_left;
+			return i;
+
+		case KIWI_RXS_DATA:
+			take = kiwi_min(avail, rx->payload_left);
+			ev->type = KIWI_RX_DATA;
+			ev->off = i;
+			ev->len = take;
+			rx->payload_left -= take;
+			rx->pos += take;
+			if (!rx->payload_left)
+				rx->state = KIWI_RXS_TRAILER;
+			return i + take;
+
+		case KIWI_RXS_TRAILER: {
+			u32 pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
+
+			take = kiwi_min(avail, rx->trl_need - rx->trl_have);
+			memcpy(rx->trl + rx->trl_have, buf + i, take);
+			if (rx->crc_on && rx->trl_have < pad)
+				rx->crc = crc32c(rx->crc, buf + i,
+						 kiwi_min(take,
+							  pad - rx->trl_have));
+			rx->trl_have += take;
+			rx->pos += take;
+			i += take;
+			if (rx->trl_have < rx->trl_need)
+				break;
+			if (rx->crc_on) {
+				const u8 *c = rx->trl + pad;
+				u32 wire = c[0] | (c[1] << 8) | (c[2] << 16) |
+					   ((u32)c[3] << 24);
+
+				if (wire != ~rx->crc)
+					return kiwi_rx_fail(rx, ev,
+							    KIWI_ERR_MPA_CRC, i);
+			}
+			ev->type = KIWI_RX_DONE;
+			ev->hdr = &rx->hdr;
+			kiwi_rx_next_fpdu(rx);
+			return i;
+		}
+		}
+	}
+	ev->type = KIWI_RX_MORE;
+	return i;
+}
+
+void kiwi_tx_init(struct kiwi_tx *tx, const struct kiwi_tx_cfg *cfg)
+{
+	memset(tx, 0, sizeof(*tx));
+	tx->crc_on = cfg->crc;
+	tx->markers = cfg->markers;
+	tx->pos = cfg->pos;
+}
+
+int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
+		  u32 payload_len)
+{
+	int n;
+
+	if (tx->state != KIWI_TXS_IDLE)
+		return -EBUSY;
+	n = kiwi_hdr_encode(h, payload_len, tx->wire.raw, sizeof(tx->wire));
+	if (n < 0)
+		return n;
+	tx->hdr_len = n;
+	tx->hdr_off = 0;
+	tx->payload_left = payload_len;
+	tx->pad = kiwi_pad(n - KIWI_MPA_LEN_SIZE + payload_len);
+	tx->trl_off = 0;
+	memset(tx->trl, 0, sizeof(tx->trl));
+	tx->crc = ~0U;
+	tx->state = KIWI_TXS_HDR;
+	return 0;
+}
+
+static void kiwi_tx_emit(struct kiwi_tx *tx, u8 *buf, u32 *n,
+			 const u8 *src, u32 len, bool crc)
+{
+	memcpy(buf + *n, src, len);
+	if (crc && tx->crc_on)
+		tx->crc = crc32c(tx->crc, src, len);
+	*n += len;
+	tx->pos += len;
+}
+
+u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload)
+{
+	u32 n = 0;
+
+	*payload = 0;
+	while (tx->state != KIWI_TXS_IDLE) {
+		u32 room = ~0U;
+		u32 take;
+
+		if (tx->markers) {
+			u32 at = tx->pos & KIWI_MK_MASK;
+
+			if (at == 0) {
+				u8 mk[KIWI_MPA_MARKER_LEN] = { 0 };
+				u32 ptr = 0;
+
+				if (tx->state != KIWI_TXS_HDR || tx->hdr_off)
+					ptr = tx->pos - tx->len_pos;
+				mk[2] = ptr >> 8;
+				mk[3] = ptr & 0xff;
+				kiwi_tx_emit(tx, buf, &n, mk, sizeof(mk),
+					     tx->state != KIWI_TXS_TRAILER ||
+					     tx->trl_off < tx->pad);
+				continue;
+			}
+			room = KIWI_MPA_MARKER_SPACING - at;
+		}
+
+		switch (tx->state) {
+		case KIWI_TXS_HDR:
+			if (tx->hdr_off == 0)
+				tx->len_pos = tx->pos;
+			take = kiwi_min(room, tx->hdr_len - tx->hdr_off);
+			kiwi_tx_emit(tx, buf, &n, tx->wire.raw + tx->hdr_off,
+				     take, true);
+			tx->hdr_off += take;
+			if (tx->hdr_off == tx->hdr_len)
+				tx->state = tx->payload_left ? KIWI_TXS_DATA :
+							       KIWI_TXS_TRAILER;
+			break;
+
+		case KIWI_TXS_DATA:
+			take = kiwi_min(room, tx->payload_left);
+			*payload = take;
+			tx->payload_left -= take;
+			tx->pos += take;
+			if (!tx->payload_left)
+				tx->state = KIWI_TXS_TRAILER;
+			return n;
+
+		case KIWI_TXS_TRAILER:
+			if (tx->trl_off < tx->pad) {
+				take = kiwi_min(room, tx->pad - tx->trl_off);
+				kiwi_tx_emit(tx, buf, &n, tx->trl + tx->trl_off,
+					     take, true);
+				tx->trl_off += take;
+				break;
+			}
+			if (tx->trl_off == tx->pad) {
+				u32 c = tx->crc_on ? ~tx->crc : 0;
+				u8 *p = tx->trl + tx->pad;
+
+				p[0] = c & 0xff;
+				p[1] = (c >> 8) & 0xff;
+				p[2] = (c >> 16) & 0xff;
+				p[3] = c >> 24;
+			}
+			take = kiwi_min(room, tx->pad + KIWI_MPA_CRC_SIZE -
+					tx->trl_off);
+			kiwi_tx_emit(tx, buf, &n, tx->trl + tx->trl_off, take,
+				     false);
+			tx->trl_off += take;
+			if (tx->trl_off == tx->pad + KIWI_MPA_CRC_SIZE)
+				tx->state = KIWI_TXS_IDLE;
+			break;
+		}
+	}
+	return n;
+}
+
+u32 kiwi_tx_wire_len(const struct kiwi_tx *tx, const struct kiwi_hdr *h,
+		     u32 payload_len)
+{
+	u32 hl = kiwi_hdr_len(h);
+	u32 ulpdu = hl + payload_len;
+	u32 left, pos, total = 0;
+
+	if (!hl || payload_len > 0xffff - hl)
+		return 0;
+	left = KIWI_MPA_LEN_SIZE + ulpdu + kiwi_pad(ulpdu) + KIWI_MPA_CRC_SIZE;
+	if (!tx->markers)
+		return left;
+	/* Markers go in front of any FPDU octet at a 512 boundary */
+	pos = tx->pos;
+	while (left) {
+		u32 at = pos & KIWI_MK_MASK;
+		u32 take;
+
+		if (at == 0) {
+			pos += KIWI_MPA_MARKER_LEN;
+			total += KIWI_MPA_MARKER_LEN;
+			continue;
+		}
+		take = kiwi_min(left, KIWI_MPA_MARKER_SPACING - at);
+		pos += take;
+		total += take;
+		left -= take;
+	}
+	return total;
+}
+
+int kiwi_fpdu_build(struct kiwi_tx *tx, const struct kiwi_hdr *h,
+		    const void *payload, u32 payload_len, u8 *out, u32 cap)
+{
+	u8 frame[KIWI_TX_FRAME_MAX];
+	const u8 *src = payload;
+	u32 used = 0;
+	u32 need;
+	int rv;
+
+	if (tx->state != KIWI_TXS_IDLE)
+		return -EBUSY;
+	need = kiwi_tx_wire_len(tx, h, payload_len);
+	if (!need)
+		return kiwi_hdr_len(h) ? -EMSGSIZE : -EINVAL;
+	if (need > cap)
+		return -ENOSPC;
+	rv = kiwi_tx_begin(tx, h, payload_len);
+	if (rv)
+		return rv;
+	while (kiwi_tx_busy(tx)) {
+		u32 take;
+		u32 n = kiwi_tx_next(tx, frame, &take);
+
+		memcpy(out + used, frame, n);
+		used += n;
+		if (take) {
+			memcpy(out + used, src, take);
+			kiwi_tx_crc_data(tx, src, take);
+			src += take;
+			used += take;
+		}
+	}
+	return used;
+}

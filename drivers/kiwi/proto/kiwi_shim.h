@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The only header that differs between the kernel and the user-space
+ * builds of the protocol core. Every file in proto/ includes this one and
+ * nothing from the system, so the same sources compile into kiwi.ko and
+ * into the unit tests and fuzzers (the zstd model).
+ */
+#ifndef KIWI_SHIM_H
+#define KIWI_SHIM_H
+
+#ifdef __KERNEL__
+
+#include <linux/types.h>
+#include <linux/string.h>
+#include <linux/errno.h>
+#include <linux/compiler.h>
+#include <linux/build_bug.h>
+#include <linux/crc32c.h>
+#include <asm/byteorder.h>
+
+#else /* user space */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef uint16_t __be16;
+typedef uint32_t __be32;
+typedef uint64_t __be64;
+typedef uint32_t __le32;
+
+#define __force
+#define __aligned(x) __attribute__((aligned(x)))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define cpu_to_be16(x) ((__be16)__builtin_bswap16(x))
+#define cpu_to_be32(x) ((__be32)__builtin_bswap32(x))
+#define cpu_to_be64(x) ((__be64)__builtin_bswap64(x))
+#define cpu_to_le32(x) ((__le32)(x))
+#else
+#define cpu_to_be16(x) ((__be16)(x))
+#define cpu_to_be32(x) ((__be32)(x))
+#define cpu_to_be64(x) ((__be64)(x))
+#define cpu_to_le32(x) ((__le32)__builtin_bswap32(x))
+#endif
+#define be16_to_cpu(x) ((u16)cpu_to_be16(x))
+#define be32_to_cpu(x) ((u32)cpu_to_be32(x))
+#define be64_to_cpu(x) ((u64)cpu_to_be64(x))
+#define le32_to_cpu(x) ((u32)cpu_to_le32(x))
+
+/*
+ * The kernel's crc32c() semantics: no pre- or post-inversion. User space
+ * links a table-driven implementation (tests/unit/crc32c_sw.c).
+ */
+u32 crc32c(u32 crc, const void *address, unsigned int length);
+
+#endif /* __KERNEL__ */
+
+#endif /* KIWI_SHIM_H */
