@@ -430,12 +430,15 @@ static void case_cq(void)
 		ring = (struct kiwi_cqe *)m.start[0];
 		ctrl = (struct kiwi_cq_ctrl *)(ring + cq->cqe);
 
+		int err;
+
 		ok(ctrl->notify == KIWI_NOTIFY_NONE, "new CQ is not armed");
-		ok(!ibv_req_notify_cq(cq, 1) &&
-		   ctrl->notify == KIWI_NOTIFY_SOLICITED,
+		err = ibv_req_notify_cq(cq, 1);
+		ok(!err && ctrl->notify == KIWI_NOTIFY_SOLICITED,
 		   "req_notify_cq(solicited) arms the control block (%u)",
 		   ctrl->notify);
-		ok(!ibv_req_notify_cq(cq, 0) &&
+		err = ibv_req_notify_cq(cq, 0);
+		ok(!err &&
 		   ctrl->notify == (KIWI_NOTIFY_SOLICITED | KIWI_NOTIFY_NEXT),
 		   "req_notify_cq(next) adds the next-completion bit (%u)",
 		   ctrl->notify);
@@ -784,6 +787,25 @@ static void case_qp(void)
 	   "%u receives flushed to the receive CQ (%d, %d as RECV/FLUSH_ERR)",
 	   n_rq, got, flushed);
 
+	/* In ERROR a post completes at once, flushed: the doorbell's job. */
+	ok(!post_send1(&e, qp, 0x6b69776946, IBV_WR_SEND, 1,
+		       IBV_SEND_SIGNALED, 8), "post_send in ERROR");
+	for (got = 0, i = 0; i < 50 && !got; i++) {
+		got = ibv_poll_cq(e.scq, 1, wc);
+		if (!got)
+			usleep(20000);
+	}
+	ok(got == 1 && wc[0].wr_id == 0x6b69776946 &&
+	   wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+	   wc[0].opcode == IBV_WC_SEND,
+	   "it completes flushed through the send CQ (%d)", got);
+	for (got = 0, i = 0; i < 50 && !got; i++) {
+		got = ibv_poll_cq(e.scq, 1, wc);
+		if (!got)
+			usleep(20000);
+	}
+	ok(got == 0, "exactly once");
+
 	attr.qp_state = IBV_QPS_RESET;
 	ok(!ibv_modify_qp(qp, &attr, IBV_QP_STATE), "modify ERROR->RESET");
 	ok(!to_init(qp) && !post_recv1(&e, qp, NULL, 0x77, 1),
@@ -850,6 +872,7 @@ static void case_srq(void)
 	struct maps before, after, m;
 	struct kiwi_rqe *rqe;
 	uint32_t n;
+	int err;
 
 	if (!env_open(&e)) {
 		ok(false, "PD, CQs and MR for the SRQ case");
@@ -877,8 +900,9 @@ static void case_srq(void)
 	attr.srq_limit = 4;
 	ok(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), "arm the SRQ limit");
 	memset(&attr, 0, sizeof(attr));
-	ok(!ibv_query_srq(srq, &attr) && attr.srq_limit == 4,
-	   "query reports the limit (%u)", attr.srq_limit);
+	err = ibv_query_srq(srq, &attr);
+	ok(!err && attr.srq_limit == 4, "query reports the limit (%u)",
+	   attr.srq_limit);
 
 	ok(!post_recv1(&e, NULL, srq, 0x6b6977695352ULL, 2),
 	   "post_srq_recv");
