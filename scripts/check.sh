@@ -51,7 +51,7 @@ n=$((n + 1))
 if ! grep -qE '(ERROR|WARNING|CHECK):' "$out/checkpatch.log"; then
 	echo "ok $n - checkpatch clean on kiwi sources"
 else
-	sed 's/^/# /' "$out/checkpatch.log"
+	grep -E '(ERROR|WARNING|CHECK):' "$out/checkpatch.log" | sed 's/^/# /'
 	echo "not ok $n - checkpatch clean on kiwi sources"
 	fail=1
 fi
