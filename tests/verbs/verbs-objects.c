@@ -712,18 +712,20 @@ static void case_qp(void)
 	   "RDMA Read with 2 local SGEs fails with EINVAL");
 
 	memcpy(e.buf, "kiwi-inline-data", 16);
-	ok(!post_send1(&e, qp, 0x6b6977695351ULL, IBV_WR_SEND, 1,
-		       IBV_SEND_INLINE | IBV_SEND_SIGNALED, 16),
-	   "inline send of 16 bytes");
+	err = post_send1(&e, qp, 0x6b6977695351ULL, IBV_WR_SEND, 1,
+			 IBV_SEND_INLINE | IBV_SEND_SIGNALED, 16);
+	ok(!err, "inline send of 16 bytes in INIT (%s)",
+	   err > 0 ? strerror(err) : err ? "bad_wr wrong" : "ok");
 	sqe = find_wqe(&m, 0x6b6977695351ULL);
 	ok(sqe && sqe->opcode == KIWI_OP_SEND &&
 	   (sqe->flags & KIWI_WQE_INLINE) &&
 	   (sqe->flags & KIWI_WQE_SIGNALED) && sqe->reserved == 16 &&
 	   !memcmp(sqe->inline_data, "kiwi-inline-data", 16),
 	   "the inline send fills an SQ slot (opcode, flags, data, length)");
-	ok(!post_send1(&e, qp, 0x6b6977695357ULL, IBV_WR_RDMA_WRITE, 1,
-		       IBV_SEND_SIGNALED | IBV_SEND_FENCE, 300),
-	   "RDMA Write");
+	err = post_send1(&e, qp, 0x6b6977695357ULL, IBV_WR_RDMA_WRITE, 1,
+			 IBV_SEND_SIGNALED | IBV_SEND_FENCE, 300);
+	ok(!err, "RDMA Write in INIT (%s)",
+	   err > 0 ? strerror(err) : err ? "bad_wr wrong" : "ok");
 	sqe = find_wqe(&m, 0x6b6977695357ULL);
 	ok(sqe && sqe->opcode == KIWI_OP_WRITE && sqe->num_sge == 1 &&
 	   sqe->sge[0].addr == (uintptr_t)e.buf &&
