@@ -398,6 +398,7 @@ static int kiwi_post_rqe(struct kiwi_ring *ring, struct kiwi_rqe *rqes,
 		slot->num_sge = (uint8_t)wr->num_sge;
 		slot->reserved0 = 0;
 		slot->reserved1 = 0;
+		memset(slot->reserved2, 0, sizeof(slot->reserved2));
 		for (i = 0; i < wr->num_sge; i++) {
 			slot->sge[i].addr = wr->sg_list[i].addr;
 			slot->sge[i].length = wr->sg_list[i].length;
