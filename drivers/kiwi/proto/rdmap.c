@@ -123,8 +123,10 @@ void kiwi_hdr_init(struct kiwi_hdr *h, enum kiwi_opcode op)
 	h->rv = KIWI_RDMAP_VERSION;
 	h->tagged = kiwi_op_tagged(op);
 	h->last = true;
-	h->qn = kiwi_op_qn(op);
-	h->msn = 1;
+	if (!h->tagged) {
+		h->qn = kiwi_op_qn(op);
+		h->msn = 1;
+	}
 }
 
 static u32 kiwi_term_body_len(const struct kiwi_term_info *t)
