@@ -43,6 +43,22 @@ else
 	tap_diag "$info"
 fi
 
+# A kernel of another kiwi ABI version is refused, with a clear message.
+skew=$KIWI_ROOT/tests/verbs/build/libabi-skew.so
+out=$(LD_PRELOAD=$skew ibv_devinfo -d kiwi0 2>&1)
+rc=$?
+if [ -f "$skew" ] && [ $rc -ne 0 ] && printf '%s\n' "$out" |
+	grep -qE 'kiwi ABI version [0-9]+ but this provider supports only [0-9]+'; then
+	tap_ok "libkiwi refuses a kernel of another kiwi ABI version"
+else
+	tap_fail "libkiwi refuses a kernel of another kiwi ABI version (status $rc)"
+	tap_diag "$out"
+fi
+# shellcheck disable=SC2016 # awk fields, not shell variables
+tap_check "kiwi object counts: no context left by the refusal" \
+	awk '$1 != "devices" && $2 != 0 { bad = 1 } END { exit bad }' \
+	"$KIWI_OBJECTS"
+
 # The C program's TAP, renumbered; a crash or a missing plan fails too.
 if [ -x "$bin" ]; then
 	"$bin" -d kiwi0 -n veth0 > "$tmp/out" 2>&1

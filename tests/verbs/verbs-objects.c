@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -863,6 +864,93 @@ static void case_qp(void)
 	check_counts("QPs");
 }
 
+#define N_THREADS 4
+
+struct poster {
+	pthread_t tid;
+	struct qp_env *e;
+	struct ibv_srq *srq;
+	uint32_t idx, posted;
+	int last_err;
+};
+
+static void *srq_poster(void *arg)
+{
+	struct poster *p = arg;
+
+	for (;;) {
+		int err = post_recv1(p->e, NULL, p->srq,
+				     ((uint64_t)(p->idx + 1) << 32) | p->posted,
+				     1);
+		if (err) {
+			p->last_err = err;
+			return NULL;
+		}
+		p->posted++;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Concurrent posters share one SRQ: every slot filled exactly once. */
+static void case_srq_threads(struct qp_env *e)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1024,
+						   .max_sge = 1 } };
+	struct poster p[N_THREADS];
+	struct maps before, after, m;
+	struct ibv_srq *srq;
+	uint64_t *ids = NULL;
+	uint32_t total = 0, n = 0, dups = 0, i;
+	bool all_enomem = true;
+
+	uverbs_maps(&before);
+	srq = ibv_create_srq(e->pd, &sa);
+	uverbs_maps(&after);
+	maps_new(&before, &after, &m);
+	if (!srq || m.n != 1) {
+		ok(false, "SRQ of 1024 for concurrent posters");
+		if (srq)
+			ibv_destroy_srq(srq);
+		return;
+	}
+	for (i = 0; i < N_THREADS; i++) {
+		p[i] = (struct poster){ .e = e, .srq = srq, .idx = i };
+		pthread_create(&p[i].tid, NULL, srq_poster, &p[i]);
+	}
+	for (i = 0; i < N_THREADS; i++) {
+		pthread_join(p[i].tid, NULL);
+		total += p[i].posted;
+		all_enomem &= p[i].last_err == ENOMEM;
+	}
+	ok(total == sa.attr.max_wr && all_enomem,
+	   "%d threads post %u receives into an SRQ of %u, then ENOMEM",
+	   N_THREADS, total, sa.attr.max_wr);
+
+	ids = calloc(sa.attr.max_wr, sizeof(*ids));
+	for (i = 0; ids && i < sa.attr.max_wr; i++) {
+		const struct kiwi_rqe *r = (const struct kiwi_rqe *)m.start[0] +
+					   i;
+
+		if (r->flags & KIWI_WQE_VALID)
+			ids[n++] = r->id;
+	}
+	if (ids)
+		qsort(ids, n, sizeof(*ids), cmp_u64);
+	for (i = 1; ids && i < n; i++)
+		dups += ids[i] == ids[i - 1];
+	ok(ids && n == sa.attr.max_wr && !dups,
+	   "every slot holds one distinct receive (%u valid, %u duplicates)",
+	   n, dups);
+	free(ids);
+	ok(!ibv_destroy_srq(srq), "destroy the shared SRQ");
+}
+
 static void case_srq(void)
 {
 	struct qp_env e;
@@ -935,6 +1023,8 @@ static void case_srq(void)
 		ok(!ibv_destroy_qp(qp), "destroy the QP");
 	}
 	ok(!ibv_destroy_srq(srq), "ibv_destroy_srq");
+
+	case_srq_threads(&e);
 
 	sa.attr.max_wr = KIWI_MAX_SRQ_WR + 1;
 	sa.attr.max_sge = 1;
