@@ -11,8 +11,8 @@ export HOME=/tmp LANG=C.UTF-8 TERM=dumb
 
 for arg in $(</proc/cmdline); do
 	case "$arg" in
-	kiwi.root=*) KIWI_ROOT=${arg#kiwi.root=} ;;
-	kiwi.run=*) run=${arg#kiwi.run=} ;;
+	kiwivm.root=*) KIWI_ROOT=${arg#kiwivm.root=} ;;
+	kiwivm.run=*) run=${arg#kiwivm.run=} ;;
 	esac
 done
 export KIWI_ROOT
@@ -47,7 +47,7 @@ out=/dev/ttyS1
 stty -F "$out" raw -echo 2>/dev/null
 
 if [ -z "$run" ] || [ ! -f "$run/cmd" ]; then
-	echo "kiwi-vm: no command to run (kiwi.run=$run)" > /dev/console
+	echo "kiwi-vm: no command to run (kiwivm.run=$run)" > /dev/console
 	halt
 fi
 

@@ -82,7 +82,7 @@ env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -v '^KIWI_ROOT=' |
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
 cmdline+=" slub_debug=FZPU nokaslr mitigations=off"
 cmdline+=" tsc=reliable no_timer_check"
-cmdline+=" kiwi.root=$root kiwi.run=$run"
+cmdline+=" kiwivm.root=$root kiwivm.run=$run"
 
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
 	-smp 2 -m "$mem" -display none -monitor none -no-reboot -nic none

@@ -1,0 +1,220 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 240
+#
+# What a user sees of kiwi devices: created by `rdma link add' (loading the
+# module by its alias), visible as an iWARP RNIC, one per netdev, port state
+# following the carrier, GID from the MAC, and removed by `rdma link del',
+# by deleting the netdev and by unloading the module, with kiwi's object
+# counts back to zero every time.
+. "$(dirname "$0")/lib.sh"
+
+kv=$(uname -r)
+sysib=/sys/class/infiniband
+
+# wait_for SECONDS CMD...: poll CMD until it succeeds (netdev events and
+# device removal are asynchronous).
+wait_for() {
+	local t=$(( $1 * 5 ))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		t=$((t - 1))
+		# the last try speaks, so that a failure shows why
+		[ $t -gt 0 ] || { "$@"; return 1; }
+		sleep 0.2
+	done
+}
+
+dev_present() { [ -e "$sysib/$1" ]; }
+dev_absent() { [ ! -e "$sysib/$1" ]; }
+port_state() { sed 's/^[0-9]*: *//' "$sysib/$1/ports/1/state" 2>/dev/null; }
+port_is() {
+	local st
+	st=$(port_state "$1")
+	[ "$st" = "$2" ] || { echo "$1 port state: ${st:-none} (want $2)"; return 1; }
+}
+obj_count() { awk -v n="$1" '$1 == n { print $2 }' "$KIWI_OBJECTS" 2>/dev/null; }
+count_is() {
+	local c
+	c=$(obj_count "$1")
+	[ "$c" = "$2" ] || { echo "$1: ${c:-no count} (want $2)"; return 1; }
+}
+
+# The GID an iWARP device derives from a MAC: its 6 bytes, then zeros.
+mac_gid() {
+	local m
+	m=$(tr -d ':\n' < "/sys/class/net/$1/address")
+	echo "${m:0:4}:${m:4:4}:${m:8:4}:0000:0000:0000:0000:0000"
+}
+gid_matches_mac() {
+	[ "$(cat "$sysib/$1/ports/1/gids/0" 2>/dev/null)" = "$(mac_gid "$2")" ]
+}
+
+# counts_zero_after DESC: the object counts reach zero (devices go away
+# asynchronously after their netdev does).
+counts_zero_after() {
+	if wait_for 10 kiwi_counts_zero; then
+		tap_ok "object counts are zero $1"
+	else
+		tap_fail "object counts are zero $1"
+		tap_diag "$(cat "$KIWI_OBJECTS" 2>&1)"
+	fi
+}
+
+cleanup() {
+	rdma link del kiwi0 2>/dev/null
+	rdma link del kiwi1 2>/dev/null
+	veth_teardown
+	mountpoint -q /lib/modules && umount /lib/modules
+}
+trap cleanup EXIT
+
+tap_check "veth pair is up" veth_setup
+
+# --- the module is found by its rdma-link alias --------------------------
+autoload() {
+	[ -f "$KIWI_KO" ] || { echo "no $KIWI_KO"; return 1; }
+	[ ! -d /sys/module/kiwi ] || rmmod kiwi || return 1
+	# /lib/modules is the host's, read-only: install kiwi into a tmpfs
+	# overlay, as `make install' would into updates/.
+	mkdir -p /tmp/modov/upper /tmp/modov/work
+	mount -t overlay overlay -o \
+		lowerdir=/lib/modules,upperdir=/tmp/modov/upper,workdir=/tmp/modov/work \
+		/lib/modules || return 1
+	mkdir -p "/lib/modules/$kv/updates" &&
+	cp "$KIWI_KO" "/lib/modules/$kv/updates/kiwi.ko" || return 1
+	# A full depmod reads every module over 9p (minutes under TCG); index
+	# kiwi and what it depends on only, which is all this test loads.
+	local mods=("/lib/modules/$kv/updates/kiwi.ko") d
+	for d in $(modinfo -F depends "$KIWI_KO" | tr ',' ' '); do
+		mods+=($(modprobe --show-depends "$d" | awk '$1 == "insmod" { print $2 }'))
+	done
+	depmod "$kv" $(printf '%s\n' "${mods[@]}" | sort -u) || return 1
+	modprobe --show-depends rdma-link-kiwi | grep -q updates/kiwi.ko ||
+		{ echo "modprobe does not resolve rdma-link-kiwi to kiwi.ko"; return 1; }
+	rdma link add kiwi0 type kiwi netdev veth0 || return 1
+	[ -d /sys/module/kiwi ] || { echo "kiwi0 created but no kiwi module?"; return 1; }
+}
+tap_check "rdma link add kiwi0 type kiwi netdev veth0 loads kiwi.ko by its alias" autoload
+if ! [ -d /sys/module/kiwi ]; then
+	tap_diag "autoload failed; loading kiwi.ko explicitly for the rest"
+	mountpoint -q /lib/modules && umount /lib/modules
+	kiwi_load
+	rdma link add kiwi0 type kiwi netdev veth0
+fi
+
+tap_check "kiwi0 appears in $sysib" dev_present kiwi0
+links=$(rdma link show 2>&1)
+if printf '%s\n' "$links" | grep -qE '^link kiwi0/1 state ACTIVE .*netdev veth0'; then
+	tap_ok "rdma link: kiwi0/1 ACTIVE on veth0"
+else
+	tap_fail "rdma link: kiwi0/1 ACTIVE on veth0"
+	tap_diag "$links"
+fi
+
+# --- what kind of device it is -------------------------------------------
+tap_check "sysfs node_type is RNIC" grep -q 'RNIC' "$sysib/kiwi0/node_type"
+tap_check "rdma dev: node_type rnic" \
+	bash -c 'rdma dev show kiwi0 | grep -q "node_type rnic"'
+kiwi_provider_env
+info=$(ibv_devinfo -v -d kiwi0 2>&1)
+if printf '%s\n' "$info" | grep -qE 'transport:[[:space:]]+iWARP' &&
+	printf '%s\n' "$info" | grep -qE 'state:[[:space:]]+PORT_ACTIVE'; then
+	tap_ok "ibv_devinfo -d kiwi0: transport iWARP, port active"
+else
+	tap_fail "ibv_devinfo -d kiwi0: transport iWARP, port active"
+	tap_diag "RDMAV_DRIVERS=${RDMAV_DRIVERS:-unset}" "$(printf '%s\n' "$info" | head -n 20)"
+fi
+tap_check "devices count is 1" count_is devices 1
+
+# --- refusals -------------------------------------------------------------
+tap_check_err "a second link on veth0 fails with EEXIST" 'File exists' \
+	rdma link add kiwi9 type kiwi netdev veth0
+tap_check "... and leaves no device behind" dev_absent kiwi9
+tap_check_err "a link on an unknown netdev fails with ENODEV" 'No such device' \
+	rdma link add kiwi9 type kiwi netdev kiwinodev0
+# ib_core answers ENFILE ("Too many open files") for a taken device name.
+tap_check_err "the name kiwi0 cannot be taken twice" 'exists|in use|open files' \
+	rdma link add kiwi0 type kiwi netdev veth1
+tap_check_fails "a link on a non-Ethernet netdev (lo) is refused" \
+	rdma link add kiwi9 type kiwi netdev lo
+tap_check "devices count is still 1" count_is devices 1
+
+tap_check "rdma link add kiwi1 type kiwi netdev veth1" \
+	rdma link add kiwi1 type kiwi netdev veth1
+tap_check "devices count is 2" count_is devices 2
+
+# --- port state follows the carrier ----------------------------------------
+ip link set veth1 down
+tap_check "peer down: kiwi0 port goes DOWN (carrier lost)" wait_for 10 port_is kiwi0 DOWN
+tap_check "veth1 down: kiwi1 port goes DOWN" wait_for 10 port_is kiwi1 DOWN
+tap_check "rdma link shows kiwi0/1 DOWN" \
+	bash -c 'rdma link show kiwi0/1 | grep -q "state DOWN"'
+ip link set veth1 up
+tap_check "peer up: kiwi0 port is ACTIVE again" wait_for 10 port_is kiwi0 ACTIVE
+tap_check "veth1 up: kiwi1 port is ACTIVE again" wait_for 10 port_is kiwi1 ACTIVE
+ip link set veth0 down
+tap_check "veth0 admin down: kiwi0 port DOWN" wait_for 10 port_is kiwi0 DOWN
+ip link set veth0 up
+tap_check "veth0 up: kiwi0 port ACTIVE" wait_for 10 port_is kiwi0 ACTIVE
+
+# --- GID from the MAC ----------------------------------------------------
+if gid_matches_mac kiwi0 veth0; then
+	tap_ok "kiwi0 GID 0 is derived from veth0's MAC"
+else
+	tap_fail "kiwi0 GID 0 is derived from veth0's MAC"
+	tap_diag "gid: $(cat "$sysib/kiwi0/ports/1/gids/0" 2>&1)" "expected: $(mac_gid veth0)"
+fi
+tap_check "kiwi1 GID 0 is derived from veth1's MAC" gid_matches_mac kiwi1 veth1
+ip link set veth0 address 02:6b:69:77:69:30
+tap_check "GID follows a MAC change" wait_for 10 gid_matches_mac kiwi0 veth0
+
+# --- IPv6 -------------------------------------------------------------------
+tap_check "an IPv6 address can be added to veth0 and veth1" bash -c '
+	ip -6 addr add fd00:198:18::1/64 dev veth0 nodad &&
+	ip -6 addr add fd00:198:18::2/64 dev veth1 nodad'
+tap_check "kiwi0 stays ACTIVE with IPv6 on veth0" port_is kiwi0 ACTIVE
+tap_check "kiwi0 GID unchanged by IPv6 addresses" gid_matches_mac kiwi0 veth0
+tap_check "IPv6 works on the veth (ping fd00:198:18::2)" \
+	busybox ping -6 -c 1 -W 5 fd00:198:18::2
+
+# --- removal ----------------------------------------------------------------
+tap_check "rdma link del kiwi1" rdma link del kiwi1
+tap_check "kiwi1 is gone" wait_for 10 dev_absent kiwi1
+tap_check "devices count is 1 after rdma link del" wait_for 10 count_is devices 1
+
+ip link del veth0
+tap_check "deleting the netdev removes kiwi0" wait_for 10 dev_absent kiwi0
+counts_zero_after "after the netdev was deleted"
+tap_check "rdma link lists no kiwi link" bash -c '! rdma link show | grep -q kiwi'
+
+veth_setup
+rdma link add kiwi0 type kiwi netdev veth0
+tap_check "rdma link del kiwi0" rdma link del kiwi0
+tap_check "kiwi0 is gone after rdma link del" dev_absent kiwi0
+counts_zero_after "after rdma link del"
+
+# --- unloading with devices present -------------------------------------------
+tap_check "two devices again" bash -c '
+	rdma link add kiwi0 type kiwi netdev veth0 &&
+	rdma link add kiwi1 type kiwi netdev veth1'
+dmesg_before=$(dmesg | wc -l)
+tap_check "rmmod kiwi with devices present" rmmod kiwi
+tap_check "its devices are gone" bash -c "! ls $sysib | grep -q kiwi"
+tap_check "the netdevs are untouched" ip link show veth0
+if dmesg | tail -n +"$((dmesg_before + 1))" | grep -q 'leaked'; then
+	tap_fail "module exit reports no leaked objects"
+	tap_diag "$(dmesg | tail -n +"$((dmesg_before + 1))" | grep leaked)"
+else
+	tap_ok "module exit reports no leaked objects"
+fi
+
+# The same cycle after a reload, to catch state left in the module's
+# globals or in ib_core.
+tap_check "kiwi.ko loads again" kiwi_load
+tap_check "object counts are zero after a reload" kiwi_counts_zero
+tap_check "kiwi0 can be created again" rdma link add kiwi0 type kiwi netdev veth0
+tap_check "rdma link del kiwi0 again" rdma link del kiwi0
+counts_zero_after "at the end"
+tap_check "kiwi.ko unloads" kiwi_unload
+tap_done
