@@ -38,11 +38,16 @@ u32 crc32c(u32 crc, const void *address, unsigned int length)
 		length--;
 	}
 	while (length >= 8) {
-		u32 lo = crc ^ ((u32)p[0] | (u32)p[1] << 8 |
-				(u32)p[2] << 16 | (u32)p[3] << 24);
-		u32 hi = (u32)p[4] | (u32)p[5] << 8 |
-			 (u32)p[6] << 16 | (u32)p[7] << 24;
+		u64 w;
+		u32 lo, hi;
 
+		/* one unaligned-safe 8-byte load, bytes in stream order */
+		memcpy(&w, p, 8);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		lo = crc ^ (u32)w;
+		hi = (u32)(w >> 32);
 		crc = kiwi_crc_tab[7][lo & 0xff] ^
 		      kiwi_crc_tab[6][(lo >> 8) & 0xff] ^
 		      kiwi_crc_tab[5][(lo >> 16) & 0xff] ^
