@@ -734,7 +734,27 @@ static void case_qp(void)
 	   sqe->rkey == 0x42 && sqe->raddr == 0x1000 &&
 	   (sqe->flags & KIWI_WQE_READ_FENCE),
 	   "the write fills an SQ slot (SGE, rkey, raddr, fence)");
-	for (n_sq = 2; n_sq < 100000; n_sq++)
+	{
+		/* A list stops at its first bad WR; the ones before it stay. */
+		struct ibv_sge sge = { .addr = (uintptr_t)e.buf, .length = 8,
+				       .lkey = e.mr->lkey };
+		struct ibv_send_wr w[3], *badp = NULL;
+
+		memset(w, 0, sizeof(w));
+		for (i = 0; i < 3; i++) {
+			w[i].wr_id = 0x6b69776943ULL + i;
+			w[i].sg_list = &sge;
+			w[i].num_sge = 1;
+			w[i].opcode = IBV_WR_SEND;
+			w[i].next = i < 2 ? &w[i + 1] : NULL;
+		}
+		w[1].opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		err = ibv_post_send(qp, w, &badp);
+		ok(err == EINVAL && badp == &w[1] &&
+		   find_wqe(&m, w[0].wr_id) && !find_wqe(&m, w[2].wr_id),
+		   "a list with a bad 2nd WR: EINVAL, bad_wr at it, 1st posted");
+	}
+	for (n_sq = 3; n_sq < 100000; n_sq++)
 		if (post_send1(&e, qp, 0x200 + n_sq, IBV_WR_SEND, 1,
 			       IBV_SEND_SIGNALED, 8))
 			break;
@@ -989,6 +1009,9 @@ static void case_srq(void)
 	   attr.max_sge == sa.attr.max_sge, "ibv_query_srq");
 	attr.srq_limit = 4;
 	ok(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT), "arm the SRQ limit");
+	attr.max_wr = 2 * sa.attr.max_wr;
+	ok(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
+	   "resizing the SRQ fails with EOPNOTSUPP (its ring is fixed)");
 	memset(&attr, 0, sizeof(attr));
 	err = ibv_query_srq(srq, &attr);
 	ok(!err && attr.srq_limit == 4, "query reports the limit (%u)",
