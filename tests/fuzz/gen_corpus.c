@@ -26,7 +26,7 @@ static void put(const char *dir, const char *name, const u8 *b, size_t n)
 
 static void fpdu_seeds(const char *dir)
 {
-	static const char *names[] = { "write", "rreq", "rresp", "send",
+	static const char * const names[] = { "write", "rreq", "rresp", "send",
 				       "sendinv", "sendse", "sendseinv",
 				       "term" };
 	int op, mode;

@@ -10,6 +10,8 @@
 #include "kiwi_proto.h"
 #include "tap.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* ---- helpers ---- */
 
 static u64 rng_state = 0x9e3779b97f4a7c15ULL;
@@ -200,7 +202,7 @@ static int hdr_eq(const struct kiwi_hdr *a, const struct kiwi_hdr *b)
 	return 1;
 }
 
-static const char *opname[] = {
+static const char * const opname[] = {
 	"Write", "Read Request", "Read Response", "Send",
 	"Send with Invalidate", "Send with SE", "Send with SE and Invalidate",
 	"Terminate"
@@ -332,7 +334,7 @@ static void test_err_table(void)
 	};
 	int i, bad = 0, named = 0;
 
-	for (i = 0; i < (int)(sizeof(rfc) / sizeof(rfc[0])); i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(rfc); i++) {
 		const struct kiwi_err_desc *d = kiwi_err_desc(rfc[i].e);
 
 		if (d->layer != rfc[i].layer || d->etype != rfc[i].etype ||
@@ -344,7 +346,7 @@ static void test_err_table(void)
 	}
 	for (i = 0; i < KIWI_ERR_MAX; i++)
 		named += kiwi_err_desc(i)->name != NULL;
-	ok(!bad && i == (int)(sizeof(rfc) / sizeof(rfc[0])) + 1 &&
+	ok(!bad && i == (int)ARRAY_SIZE(rfc) + 1 &&
 	   named == KIWI_ERR_MAX,
 	   "Terminate table: all %d errors carry the RFC layer/type/code",
 	   KIWI_ERR_MAX - 1);
@@ -1331,9 +1333,30 @@ static void mpa_run(struct side *a, struct side *b, int *rep_reject)
 		a->err = KIWI_ERR_MAX;
 }
 
+/* one peer-to-peer combination: modes ap/bp, RTR sets ai/bi */
+static int p2p_case(int ap, int bp, int ai, int bi)
+{
+	struct side a = { .cfg = { .rev = 2, .p2p = ap, .rtr = ai } };
+	struct side b = { .cfg = { .rev = 2, .p2p = bp, .rtr = bi } };
+	int common = ai & bi;
+	int pick = common & 2 ? 2 : common & 4 ? 4 : common & 1;
+	int rej;
+
+	mpa_run(&a, &b, &rej);
+	if (!ap)
+		return !a.err && !b.err && !a.res.p2p && !b.res.p2p;
+	if (!bp)
+		return b.err == KIWI_OK && a.err == KIWI_ERR_MPA_RTR;
+	if (!common)
+		return b.err == KIWI_ERR_MPA_RTR &&
+		       a.err == KIWI_ERR_MPA_REJECTED;
+	return !a.err && !b.err && a.res.rtr == pick && b.res.rtr == pick &&
+	       a.res.p2p && b.res.p2p;
+}
+
 static void test_mpa_negotiation(void)
 {
-	static const char *pol[] = { "off", "preferred", "required" };
+	static const char * const pol[] = { "off", "preferred", "required" };
 	int i, r, mi, mr, rej;
 	int good;
 
@@ -1468,38 +1491,8 @@ static void test_mpa_negotiation(void)
 		for (ap = 0; ap < 2; ap++)
 			for (bp = 0; bp < 2; bp++)
 				for (ai = 1; ai < 8; ai++)
-					for (bi = 1; bi < 8; bi++) {
-						struct side a = { .cfg = {
-							.rev = 2, .p2p = ap,
-							.rtr = ai } };
-						struct side b = { .cfg = {
-							.rev = 2, .p2p = bp,
-							.rtr = bi } };
-						int common = ai & bi;
-						int pick = common & 2 ? 2 :
-							   common & 4 ? 4 :
-							   common & 1;
-
-						mpa_run(&a, &b, &rej);
-						cases++;
-						if (!ap) {
-							bad += a.err || b.err ||
-							       a.res.p2p ||
-							       b.res.p2p;
-						} else if (!bp) {
-							bad += b.err != KIWI_OK ||
-							       a.err != KIWI_ERR_MPA_RTR;
-						} else if (!common) {
-							bad += b.err != KIWI_ERR_MPA_RTR ||
-							       a.err != KIWI_ERR_MPA_REJECTED;
-						} else {
-							bad += a.err || b.err ||
-							       a.res.rtr != pick ||
-							       b.res.rtr != pick ||
-							       !a.res.p2p ||
-							       !b.res.p2p;
-						}
-					}
+					for (bi = 1; bi < 8; bi++, cases++)
+						bad += !p2p_case(ap, bp, ai, bi);
 		ok(!bad,
 		   "peer-to-peer: %d combinations of mode and RTR sets agree on Write, else Read, else Send, or fail with no matching RTR",
 		   cases);

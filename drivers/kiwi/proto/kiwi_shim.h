@@ -36,9 +36,6 @@ typedef uint64_t __be64;
 typedef uint32_t __le32;
 
 #define __force
-#define __aligned(x) __attribute__((aligned(x)))
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
 #define BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
