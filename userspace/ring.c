@@ -155,7 +155,7 @@ int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
  * kiwi-abi.h gives inline data the whole SGE area; its byte count travels
  * in the SQE's 32-bit field after inval_stag.
  */
-#define KIWI_SQE_INLINE_LEN(sqe)	((sqe)->reserved)
+#define KIWI_SQE_INLINE_LEN(sqe)	((sqe)->inline_len)
 
 static int kiwi_sqe_opcode(const struct ibv_send_wr *wr, uint8_t *op)
 {

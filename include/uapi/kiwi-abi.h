@@ -95,7 +95,7 @@ struct kiwi_sqe {
 	__u32 rkey;			/* Write/Read: remote STag */
 	__aligned_u64 raddr;		/* Write/Read: remote tagged offset */
 	__u32 inval_stag;		/* SEND_INV, LOCAL_INV, READ_LOCAL_INV */
-	__u32 reserved;
+	__u32 inline_len;		/* bytes in inline_data (KIWI_WQE_INLINE) */
 	union {
 		struct kiwi_sge sge[KIWI_MAX_SGE];
 		__u8 inline_data[KIWI_MAX_INLINE];
