@@ -5,7 +5,7 @@
 # installed Debian kernel with the host's / read-only over 9p and this work
 # tree read-write at the same path.
 #
-#   tests/vm/vm-run.sh [--timeout SEC] [--mem MB] [--keep] -- CMD [ARGS...]
+#   tests/vm/vm-run.sh [--timeout SEC] [--mem MB] [--run-dir-file F] -- CMD [ARGS...]
 #
 # Prints the command's output (the guest's ttyS1) as it runs and exits with
 # the command's status, 124 if it timed out or the guest hung, and non-zero
@@ -13,6 +13,7 @@
 # warning, BUG, oops, panic, lockup or list corruption.  The kernel's serial
 # log and the command's output are kept in tests/vm/out/runs/<id>/.
 # KIWI_* variables of the caller's environment are passed to the command.
+# --run-dir-file F writes the run directory's path into F (for the suite).
 set -uo pipefail
 
 usage() {
@@ -22,12 +23,14 @@ usage() {
 
 timeout=300
 mem=2048
+run_dir_file=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--timeout) timeout=$2; shift 2 ;;
 	--timeout=*) timeout=${1#*=}; shift ;;
 	--mem) mem=$2; shift 2 ;;
 	--mem=*) mem=${1#*=}; shift ;;
+	--run-dir-file) run_dir_file=$2; shift 2 ;;
 	--) shift; break ;;
 	-h|--help) usage ;;
 	*) break ;;
@@ -65,6 +68,7 @@ ls -1dt "$out"/runs/*/ 2>/dev/null | tail -n +41 | xargs -r rm -rf
 
 run=$(mktemp -d "$out/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 serial=$run/serial.log
+[ -n "$run_dir_file" ] && echo "$run" > "$run_dir_file"
 output=$run/output.log
 : > "$serial"
 : > "$output"

@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# kiwi's test suite (README's test command, `make test`):
+#   deps    scripts/deps.sh
+#   build   make module, make provider, make -C tests/verbs
+#   unit    make -C tests/unit test
+#   fuzz    make -C tests/fuzz run FUZZ_SECONDS=30
+#   host/*  every executable tests/host/*.sh
+#   vm      tests/vm/build-siw.sh, then ONE QEMU boot running every
+#           tests/cases/[0-9]*.sh in order (tests/vm/guest-suite.sh)
+# Every TAP line is prefixed with its stage or case name.  A stage that is
+# missing, exits non-zero, or prints no TAP result adds a "not ok" line.
+# The last line is "N passed, N failed" over all ok / not ok lines; the exit
+# status is non-zero if anything failed.  KIWI_FULL=1 reaches the cases.
+# FUZZ_SECONDS overrides the fuzzing time per target.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+logs=$root/tests/vm/out/suite/$(date +%Y%m%d-%H%M%S)-$$
+mkdir -p "$logs"
+all=$logs/all.tap
+: > "$all"
+t0=$(date +%s)
+fuzz_seconds=${FUZZ_SECONDS:-30}
+
+# say LINE: print a line of the suite's output and keep it for the count.
+say() {
+	printf '%s\n' "$1"
+	printf '%s\n' "$1" >> "$all"
+}
+
+# diag_tail FILE: the end of a log, as TAP comments.
+diag_tail() {
+	tail -n "${2:-25}" "$1" | sed 's/^/#   /'
+}
+
+# step STAGE DESC CMD...: one ok/not ok line for a command; its output goes
+# to a log that is shown (its end) only when it fails.
+step() {
+	local stage=$1 desc=$2 log rc
+	shift 2
+	log=$logs/$(echo "$stage-$desc" | tr -c 'A-Za-z0-9_.-' '_').log
+	"$@" > "$log" 2>&1 < /dev/null
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		say "$stage: ok - $desc"
+	else
+		say "$stage: not ok - $desc (exit status $rc; log $log)"
+		diag_tail "$log"
+	fi
+	return $rc
+}
+
+# tap_stage STAGE TIMEOUT CMD...: run a command whose output is TAP; its TAP
+# lines are shown prefixed, everything else goes to the log only.
+tap_stage() {
+	local stage=$1 tmo=$2 log rc results plan
+	shift 2
+	log=$logs/$(echo "$stage" | tr -c 'A-Za-z0-9_.-' '_').log
+	echo "# $stage: $*"
+	timeout -k 10 "$tmo" "$@" < /dev/null 2>&1 | tee "$log" |
+		awk -v p="$stage" '/^(ok|not ok)([ \t]|$)|^1\.\.[0-9]+|^#|^Bail out!/ {
+			print p ": " $0; fflush() }' | tee -a "$all"
+	rc=${PIPESTATUS[0]}
+	results=$(grep -cE '^(ok|not ok)([ 	]|$)' "$log")
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$log" | tail -n1)
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		say "$stage: not ok - timed out after ${tmo}s (log $log)"
+		diag_tail "$log" 10
+	elif [ $rc -ne 0 ]; then
+		say "$stage: not ok - exit status $rc (log $log)"
+		diag_tail "$log" 15
+	fi
+	if [ "$results" -eq 0 ]; then
+		say "$stage: not ok - printed no TAP results (log $log)"
+		[ $rc -eq 0 ] && diag_tail "$log" 15
+	elif [ -n "$plan" ] && [ "$plan" != "$results" ]; then
+		say "$stage: not ok - plan 1..$plan but $results results"
+	fi
+}
+
+# missing STAGE WHAT: a stage that cannot run yet is a failure, not a skip.
+missing() {
+	say "$1: not ok - $2 does not exist yet: stage cannot run"
+}
+
+echo "# kiwi test suite, logs in $logs"
+
+# --- dependencies and build ---------------------------------------------
+step deps "scripts/deps.sh" ./scripts/deps.sh
+step build "make module" make module
+step build "make provider" make provider
+if [ -f tests/verbs/Makefile ]; then
+	step build "make -C tests/verbs" make -C tests/verbs
+else
+	echo "# build: no tests/verbs/Makefile, no C verbs tests to build"
+fi
+
+# --- host stages ------------------------------------------------------------
+if [ -f tests/unit/Makefile ]; then
+	tap_stage unit 900 make -s -C tests/unit test
+else
+	missing unit tests/unit/Makefile
+fi
+if [ -f tests/fuzz/Makefile ]; then
+	tap_stage fuzz 1200 make -s -C tests/fuzz run FUZZ_SECONDS="$fuzz_seconds"
+else
+	missing fuzz tests/fuzz/Makefile
+fi
+for h in tests/host/*.sh; do
+	[ -e "$h" ] || continue
+	[ -x "$h" ] || { echo "# host: $h is not executable, not run"; continue; }
+	tap_stage "host/$(basename "$h" .sh)" 900 "$h"
+done
+
+# --- the VM -------------------------------------------------------------------
+step vm "build the reference siw.ko (tests/vm/build-siw.sh)" tests/vm/build-siw.sh
+
+cases=()
+total=0
+for c in tests/cases/[0-9]*.sh; do
+	[ -x "$c" ] || continue
+	cases+=("$(basename "$c" .sh)")
+	t=$(head -n 5 "$c" | sed -n 's/^#[[:space:]]*timeout:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n1)
+	total=$((total + ${t:-300} + 20))
+done
+
+if [ ${#cases[@]} -eq 0 ]; then
+	missing vm "tests/cases/[0-9]*.sh"
+else
+	echo "# vm: one boot for ${#cases[@]} cases: ${cases[*]} (limit ${total}s)"
+	vmlog=$logs/vm.log
+	tests/vm/vm-run.sh --timeout "$total" --run-dir-file "$logs/vm.rundir" \
+		-- bash tests/vm/guest-suite.sh 2> "$logs/vm-run.err" |
+		tee "$vmlog" | while IFS= read -r l; do
+			case "$l" in
+			"=== "*) echo "# $l" ;;
+			*) say "$l" ;;
+			esac
+		done
+	vrc=${PIPESTATUS[0]}
+	rundir=$(cat "$logs/vm.rundir" 2>/dev/null)
+	serial=${rundir:+$rundir/serial.log}
+	[ -s "$logs/vm-run.err" ] && sed "s/^/# /" "$logs/vm-run.err" | head -n 40
+
+	# Cases the guest did not finish: the one it died in, and the rest.
+	died=
+	for n in "${cases[@]}"; do
+		if grep -q "^=== end $n " "$vmlog"; then
+			continue
+		fi
+		if grep -q "^=== begin $n " "$vmlog"; then
+			died=$n
+			if [ "$vrc" = 124 ]; then
+				say "$n: not ok - the guest hung during this case and was killed (serial log $serial)"
+			else
+				say "$n: not ok - the guest died during this case (vm-run status $vrc; serial log $serial)"
+			fi
+		else
+			say "$n: not ok - not run: the guest died earlier${died:+ (in $died)}"
+		fi
+	done
+
+	# The kernel log of the whole boot, including what no case owned.
+	bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|[Kk]ernel BUG)'
+	if [ -n "$serial" ] && [ -f "$serial" ]; then
+		if grep -qaE "$bad" "$serial"; then
+			say "vm: not ok - the kernel log is clean (serial log $serial)"
+			grep -aE "$bad" "$serial" | head -n 10 | sed 's/^/#   /'
+		else
+			say "vm: ok - the kernel log is clean"
+		fi
+	else
+		say "vm: not ok - the VM did not start (see $logs/vm-run.err)"
+	fi
+fi
+
+passed=$(grep -cE '^[^ ]+: ok( |$)' "$all")
+failed=$(grep -cE '^[^ ]+: not ok( |$)' "$all")
+echo "# suite took $(( $(date +%s) - t0 ))s; logs in $logs"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
