@@ -78,7 +78,6 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 			   struct ib_port_attr *attr)
 {
 	struct kiwi_dev *kdev = to_kdev(ibdev);
-	int rv;
 
 	memset(attr, 0, sizeof(*attr));
 	spin_lock(&kdev->lock);
@@ -94,10 +93,17 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_mtu = ib_mtu_int_to_enum(READ_ONCE(kdev->netdev->mtu));
 	attr->active_mtu = attr->max_mtu;
 
-	/* Takes the RTNL; never call query_port from the netdev notifier. */
-	rv = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			      &attr->active_width);
-	return rv;
+	/*
+	 * Takes the RTNL; never call query_port from the netdev notifier.
+	 * Fails while the netdev unregisters: the speed is then unknown,
+	 * which is no reason to fail the query.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
 }
 
 static int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,

@@ -142,11 +142,8 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	return 0;
 
 err:
-	/* dealloc_driver is not called for a device that never registered */
-	xa_destroy(&kdev->qp_xa);
-	xa_destroy(&kdev->mr_xa);
+	/* calls our dealloc_driver, which undoes the count */
 	ib_dealloc_device(ibdev);
-	kiwi_obj_dec(KIWI_OBJ_DEVICE);
 out:
 	mutex_unlock(&kiwi_link_mutex);
 	return rv;

@@ -510,15 +510,20 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			rv = kiwi_flush_send_wrs(qp, wr, bad_wr);
 		goto out;
 	}
-	if (qp->state != IB_QPS_RTS) {
-		rv = qp->state == IB_QPS_RESET ? -EINVAL : -ENOTCONN;
+	if (qp->state == IB_QPS_RESET) {
+		rv = -EINVAL;
 		if (wr)
 			*bad_wr = wr;
 		goto out;
 	}
+	/*
+	 * iWARP verbs allow posting in Idle (INIT): the WRs wait in the SQ
+	 * until the connection brings the QP to RTS.
+	 */
 	if (qp->user) {
-		/* the SQ engine arrives with the data path */
-		rv = -EOPNOTSUPP;
+		/* in RTS the doorbell starts the SQ engine: the data path */
+		if (qp->state == IB_QPS_RTS)
+			rv = -EOPNOTSUPP;
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
