@@ -919,8 +919,29 @@ static void test_framing(void)
 	   kiwi_mpa_mulpdu(8948, false) == 8942 &&
 	   kiwi_mpa_mulpdu(65483, false) == 65474 &&
 	   kiwi_mpa_mulpdu(200000, false) == 0xfffe &&
-	   kiwi_mpa_mulpdu(64, false) == 0,
+	   kiwi_mpa_mulpdu(64, false) == 0 &&
+	   kiwi_mpa_mulpdu(200000, true) == 65006,
 	   "MULPDU from EMSS (RFC 5044 5.1.1): 1460 -> 1454, with Markers 1442");
+	{
+		struct kiwi_tx_cfg mc = { .markers = true };
+		u8 *big = calloc(1, 70000), *wire = malloc(70000);
+		int n;
+
+		fill_hdr(&h, KIWI_OP_WRITE);
+		kiwi_tx_init(&tx, &mc);
+		ok(kiwi_tx_begin(&tx, &h, 65400) == -EMSGSIZE &&
+		   !kiwi_tx_busy(&tx),
+		   "with Markers an FPDU longer than FPDUPTR can span is refused");
+		n = kiwi_fpdu_build(&tx, &h, big, 65006 - 14, wire, 70000);
+		ok(n > 65006 && n <= 0xffff,
+		   "with Markers the MULPDU cap (65006) still fits (%d octets)", n);
+		tc.markers = false;
+		kiwi_tx_init(&tx, &tc);
+		ok(kiwi_fpdu_build(&tx, &h, big, 65400, wire, 70000) > 65400,
+		   "without Markers the same FPDU is fine");
+		free(big);
+		free(wire);
+	}
 	good = 1;
 	for (i = 80; i < 20000; i += 3) {
 		u32 m = kiwi_mpa_mulpdu(i, false);

@@ -43,8 +43,12 @@ u32 kiwi_mpa_mulpdu(u32 emss, bool markers)
 	if (emss <= over + KIWI_TERM_ULPDU_MAX)
 		return 0;
 	m = emss - over;
-	/* the ULPDU Length is 16 bits; keep ULPDU + Length 4-aligned */
-	return kiwi_min(m, 0xfffe);
+	/*
+	 * The ULPDU Length is 16 bits, and so is FPDUPTR: with Markers the
+	 * whole FPDU must span at most 64 KiB. Both caps keep ULPDU + Length
+	 * 4-aligned.
+	 */
+	return kiwi_min(m, markers ? 0xfffc - 6 - 4 * 130 : 0xfffe);
 }
 
 static void kiwi_rx_next_fpdu(struct kiwi_rx *rx)
@@ -240,6 +244,9 @@ int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 	n = kiwi_hdr_encode(h, payload_len, tx->wire.raw, sizeof(tx->wire));
 	if (n < 0)
 		return n;
+	/* a Marker could not point back further than 16 bits reach */
+	if (tx->markers && kiwi_tx_wire_len(tx, h, payload_len) > 0xffff)
+		return -EMSGSIZE;
 	tx->hdr_len = n;
 	tx->hdr_off = 0;
 	tx->payload_left = payload_len;
