@@ -37,7 +37,7 @@ static void check_term(enum kiwi_err err, const u8 *raw, u32 len)
 	check(n > 0);
 	kiwi_rx_init(&rx, &rc);
 	check(kiwi_rx_feed(&rx, out, n, &ev) > 0 && ev.type == KIWI_RX_HDR);
-	check(ev.hdr->opcode == KIWI_OP_TERMINATE &&
+	check(ev.hdr->opcode == KIWI_RDMAP_TERMINATE &&
 	      ev.hdr->term.layer == t.term.layer &&
 	      ev.hdr->term.etype == t.term.etype &&
 	      ev.hdr->term.ecode == t.term.ecode &&
@@ -56,7 +56,7 @@ static void check_reencode(const struct kiwi_hdr *h, u32 payload_len,
 	u8 b[KIWI_WIRE_HDR_MAX];
 	int n;
 
-	if (h->opcode == KIWI_OP_TERMINATE)
+	if (h->opcode == KIWI_RDMAP_TERMINATE)
 		return;	/* decoded leniently: flags may have been dropped */
 	n = kiwi_hdr_encode(h, payload_len, b, sizeof(b));
 	check(n > 0 && (u32)n == len);

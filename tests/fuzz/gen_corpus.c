@@ -32,7 +32,7 @@ static void fpdu_seeds(const char *dir)
 	int op, mode;
 
 	for (mode = 0; mode < 4; mode++)
-		for (op = 0; op < KIWI_OP_MAX; op++) {
+		for (op = 0; op < KIWI_RDMAP_MAX; op++) {
 			struct kiwi_tx_cfg tc = { .crc = mode & 1,
 						  .markers = mode & 2 };
 			struct kiwi_tx tx;
@@ -56,16 +56,16 @@ static void fpdu_seeds(const char *dir)
 					h.stag = 0x100 + i;
 					h.to = 0x10000 * i;
 					plen = 1 + 500 * i;
-				} else if (op == KIWI_OP_READ_REQ) {
+				} else if (op == KIWI_RDMAP_READ_REQ) {
 					h.msn = 1 + i;
 					h.read_size = 4096;
 					h.sink_stag = 7;
 					h.src_stag = 9;
-				} else if (op == KIWI_OP_TERMINATE) {
+				} else if (op == KIWI_RDMAP_TERMINATE) {
 					u8 bad[64];
 					struct kiwi_hdr b;
 
-					kiwi_hdr_init(&b, KIWI_OP_SEND);
+					kiwi_hdr_init(&b, KIWI_RDMAP_SEND);
 					n = kiwi_hdr_encode(&b, 10, bad,
 							    sizeof(bad));
 					kiwi_term_build(&h, KIWI_ERR_DDP_U_MO,
@@ -73,8 +73,8 @@ static void fpdu_seeds(const char *dir)
 					i = 3;
 				} else {
 					h.msn = 1 + i;
-					h.inval_stag = op == KIWI_OP_SEND_INV ||
-						       op == KIWI_OP_SEND_SE_INV ?
+					h.inval_stag = op == KIWI_RDMAP_SEND_INV ||
+						       op == KIWI_RDMAP_SEND_SE_INV ?
 						       0x55 : 0;
 					plen = 3 + 200 * i;
 				}

@@ -92,7 +92,7 @@ static void make_stream(struct stream *s, u32 plen, bool crc, bool markers)
 		struct kiwi_hdr h;
 		int n;
 
-		kiwi_hdr_init(&h, KIWI_OP_WRITE);
+		kiwi_hdr_init(&h, KIWI_RDMAP_WRITE);
 		h.stag = 1;
 		h.to = s->payload;
 		n = kiwi_fpdu_build(&tx, &h, pl, plen, s->p + s->len,

@@ -356,7 +356,7 @@ static void test_err_table(void)
 
 /* ---- DDP/RDMAP headers ---- */
 
-static void fill_hdr(struct kiwi_hdr *h, enum kiwi_opcode op)
+static void fill_hdr(struct kiwi_hdr *h, enum kiwi_rdmap_op op)
 {
 	kiwi_hdr_init(h, op);
 	if (h->tagged) {
@@ -365,16 +365,16 @@ static void fill_hdr(struct kiwi_hdr *h, enum kiwi_opcode op)
 		return;
 	}
 	h->msn = 1;
-	if (op == KIWI_OP_SEND_INV || op == KIWI_OP_SEND_SE_INV)
+	if (op == KIWI_RDMAP_SEND_INV || op == KIWI_RDMAP_SEND_SE_INV)
 		h->inval_stag = 0xa1b2c3d4;
-	if (op == KIWI_OP_READ_REQ) {
+	if (op == KIWI_RDMAP_READ_REQ) {
 		h->sink_stag = 0x55667788;
 		h->sink_to = 0x1000;
 		h->read_size = 0x2000;
 		h->src_stag = 0x99aabbcc;
 		h->src_to = 0x8000000000000000ULL;
 	}
-	if (op == KIWI_OP_TERMINATE) {
+	if (op == KIWI_RDMAP_TERMINATE) {
 		h->term.layer = 1;
 		h->term.etype = 2;
 		h->term.ecode = 3;
@@ -383,22 +383,22 @@ static void fill_hdr(struct kiwi_hdr *h, enum kiwi_opcode op)
 
 static void test_opcodes(void)
 {
-	static const u16 ctrl[KIWI_OP_MAX] = {
+	static const u16 ctrl[KIWI_RDMAP_MAX] = {
 		0xc140, 0x4141, 0xc142, 0x4143, 0x4144, 0x4145, 0x4146,
 		0x4147
 	};
-	static const u8 hlen[KIWI_OP_MAX] = { 14, 46, 14, 18, 18, 18, 18, 22 };
+	static const u8 hlen[KIWI_RDMAP_MAX] = { 14, 46, 14, 18, 18, 18, 18, 22 };
 	struct kiwi_rx_cfg rc = { .crc = true };
 	struct kiwi_tx_cfg tc = { .crc = true };
 	int op;
 
-	for (op = 0; op < KIWI_OP_MAX; op++) {
+	for (op = 0; op < KIWI_RDMAP_MAX; op++) {
 		struct kiwi_hdr h;
 		struct kiwi_tx tx;
 		struct parsed o;
 		struct buf s = { 0 };
 		u8 pl[5] = { 1, 2, 3, 4, 5 };
-		u32 plen = op == KIWI_OP_READ_REQ || op == KIWI_OP_TERMINATE ?
+		u32 plen = op == KIWI_RDMAP_READ_REQ || op == KIWI_RDMAP_TERMINATE ?
 			   0 : 5;
 		u32 ulpdu = hlen[op] + plen, pad = (4 - (ulpdu + 2) % 4) % 4;
 		int good;
@@ -416,13 +416,13 @@ static void test_opcodes(void)
 			good = good && be32_at(s.p + 4) == h.inval_stag &&
 			       be32_at(s.p + 8) == h.qn &&
 			       be32_at(s.p + 12) == 1 && be32_at(s.p + 16) == 0;
-		if (op == KIWI_OP_READ_REQ)
+		if (op == KIWI_RDMAP_READ_REQ)
 			good = good && be32_at(s.p + 20) == 0x55667788 &&
 			       be32_at(s.p + 28) == 0x1000 &&
 			       be32_at(s.p + 32) == 0x2000 &&
 			       be32_at(s.p + 36) == 0x99aabbcc &&
 			       be32_at(s.p + 40) == 0x80000000;
-		if (op == KIWI_OP_TERMINATE)
+		if (op == KIWI_RDMAP_TERMINATE)
 			good = good && be32_at(s.p + 20) == 0x12030000;
 		good = good && le32_at(s.p + s.len - 4) ==
 			       crc_ref(s.p, s.len - 4);
@@ -489,30 +489,30 @@ static void test_validation(void)
 	for (v = 0; v < 4; v++) {
 		if (v == 1)
 			continue;
-		fill_hdr(&h, KIWI_OP_WRITE);
+		fill_hdr(&h, KIWI_RDMAP_WRITE);
 		h.dv = v;
 		e = rx_one(&h, 4, NULL);
 		CHECK_ERR(e, KIWI_ERR_DDP_T_VERSION, 1, 1, 4,
 			  "tagged DDP version %d: Terminate DDP/1/0x04", v);
-		fill_hdr(&h, KIWI_OP_SEND);
+		fill_hdr(&h, KIWI_RDMAP_SEND);
 		h.dv = v;
 		e = rx_one(&h, 4, NULL);
 		CHECK_ERR(e, KIWI_ERR_DDP_U_VERSION, 1, 2, 6,
 			  "untagged DDP version %d: Terminate DDP/2/0x06", v);
-		fill_hdr(&h, KIWI_OP_READ_RESP);
+		fill_hdr(&h, KIWI_RDMAP_READ_RESP);
 		h.rv = v;
 		e = rx_one(&h, 4, NULL);
 		CHECK_ERR(e, KIWI_ERR_RDMAP_VERSION, 0, 2, 5,
 			  "RDMAP version %d: Terminate RDMAP/2/0x05", v);
 	}
 	for (op = 8; op < 16; op++) {
-		fill_hdr(&h, KIWI_OP_SEND);
+		fill_hdr(&h, KIWI_RDMAP_SEND);
 		h.opcode = op;
 		e = rx_one(&h, 0, NULL);
 		CHECK_ERR(e, KIWI_ERR_RDMAP_OPCODE, 0, 2, 6,
 			  "reserved opcode %d: Terminate RDMAP/2/0x06", op);
 	}
-	for (op = 0; op < KIWI_OP_MAX; op++) {
+	for (op = 0; op < KIWI_RDMAP_MAX; op++) {
 		fill_hdr(&h, op);
 		h.tagged = !h.tagged;
 		e = rx_one(&h, 0, NULL);
@@ -520,8 +520,8 @@ static void test_validation(void)
 			  "%s with the T flag %s: Terminate RDMAP/2/0x06",
 			  opname[op], h.tagged ? "set" : "clear");
 	}
-	for (op = KIWI_OP_READ_REQ; op < KIWI_OP_MAX; op++) {
-		if (op == KIWI_OP_READ_RESP)
+	for (op = KIWI_RDMAP_READ_REQ; op < KIWI_RDMAP_MAX; op++) {
+		if (op == KIWI_RDMAP_READ_RESP)
 			continue;
 		fill_hdr(&h, op);
 		h.qn = (h.qn + 1) % 3;
@@ -530,22 +530,22 @@ static void test_validation(void)
 			  "%s on queue %u: Terminate DDP/2/0x01", opname[op],
 			  h.qn);
 	}
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	h.qn = 7;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_QN, 1, 2, 1,
 		  "Send on queue 7: Terminate DDP/2/0x01");
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	h.msn = 2;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_MSN_RANGE, 1, 2, 3,
 		  "first Send with MSN 2: Terminate DDP/2/0x03");
-	fill_hdr(&h, KIWI_OP_READ_REQ);
+	fill_hdr(&h, KIWI_RDMAP_READ_REQ);
 	h.msn = 0;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_MSN_RANGE, 1, 2, 3,
 		  "Read Request with MSN 0: Terminate DDP/2/0x03");
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	h.mo = 4;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_MO, 1, 2, 4,
@@ -556,10 +556,10 @@ static void test_validation(void)
 	q[0].msn = 5;
 	q[0].mo = 100;
 	q[0].open = true;
-	q[0].opcode = KIWI_OP_SEND_SE;
+	q[0].opcode = KIWI_RDMAP_SEND_SE;
 	q[1].msn = 1;
 	q[2].msn = 1;
-	fill_hdr(&h, KIWI_OP_SEND_SE);
+	fill_hdr(&h, KIWI_RDMAP_SEND_SE);
 	h.msn = 5;
 	h.mo = 100;
 	ok(rx_one(&h, 10, q) == KIWI_OK,
@@ -573,30 +573,30 @@ static void test_validation(void)
 	e = rx_one(&h, 10, q);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_MSN_RANGE, 1, 2, 3,
 		  "continuation with the next MSN: Terminate DDP/2/0x03");
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	h.msn = 5;
 	h.mo = 100;
 	e = rx_one(&h, 10, q);
 	CHECK_ERR(e, KIWI_ERR_RDMAP_OPCODE, 0, 2, 6,
 		  "opcode changes inside a message: Terminate RDMAP/2/0x06");
 	q[0].mo = 0xfffffff0;
-	fill_hdr(&h, KIWI_OP_SEND_SE);
+	fill_hdr(&h, KIWI_RDMAP_SEND_SE);
 	h.msn = 5;
 	h.mo = 0xfffffff0;
 	e = rx_one(&h, 0x20, q);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_TOOLONG, 1, 2, 5,
 		  "message beyond 4 GiB (MO + length wraps): Terminate DDP/2/0x05");
 
-	fill_hdr(&h, KIWI_OP_READ_REQ);
+	fill_hdr(&h, KIWI_RDMAP_READ_REQ);
 	h.last = false;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_TOOLONG, 1, 2, 5,
 		  "Read Request without L: Terminate DDP/2/0x05");
-	fill_hdr(&h, KIWI_OP_READ_REQ);
+	fill_hdr(&h, KIWI_RDMAP_READ_REQ);
 	e = rx_one(&h, 4, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_TOOLONG, 1, 2, 5,
 		  "Read Request with trailing data: Terminate DDP/2/0x05");
-	fill_hdr(&h, KIWI_OP_READ_REQ);
+	fill_hdr(&h, KIWI_RDMAP_READ_REQ);
 	h.src_to = ~0ULL - 0xfff;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_RDMAP_TO_WRAP, 0, 1, 4,
@@ -604,22 +604,22 @@ static void test_validation(void)
 	h.src_to = ~0ULL - 0x1fff;
 	ok(rx_one(&h, 0, NULL) == KIWI_OK,
 	   "Read Request ending exactly at 2^64 accepted");
-	fill_hdr(&h, KIWI_OP_READ_REQ);
+	fill_hdr(&h, KIWI_RDMAP_READ_REQ);
 	h.sink_to = ~0ULL;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_RDMAP_TO_WRAP, 0, 1, 4,
 		  "Read Request sink offset + size wraps: Terminate RDMAP/1/0x04");
-	fill_hdr(&h, KIWI_OP_READ_REQ);
+	fill_hdr(&h, KIWI_RDMAP_READ_REQ);
 	h.read_size = 0;
 	h.src_to = ~0ULL;
 	ok(rx_one(&h, 0, NULL) == KIWI_OK,
 	   "zero-length Read Request at the last offset accepted");
-	fill_hdr(&h, KIWI_OP_TERMINATE);
+	fill_hdr(&h, KIWI_RDMAP_TERMINATE);
 	h.last = false;
 	e = rx_one(&h, 0, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_U_TOOLONG, 1, 2, 5,
 		  "Terminate without L: Terminate DDP/2/0x05");
-	fill_hdr(&h, KIWI_OP_WRITE);
+	fill_hdr(&h, KIWI_RDMAP_WRITE);
 	h.to = ~0ULL;
 	e = rx_one(&h, 2, NULL);
 	CHECK_ERR(e, KIWI_ERR_DDP_T_TO_WRAP, 1, 1, 3,
@@ -667,7 +667,7 @@ static void test_validation(void)
 	/* kiwi_ddp_check on its own, for callers that decode themselves */
 	memset(q, 0, sizeof(q));
 	q[0].msn = q[1].msn = q[2].msn = 1;
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	h.last = false;
 	e = kiwi_ddp_check(q, &h, 100);
 	h.last = true;
@@ -692,7 +692,7 @@ static void test_terminate(void)
 	int n;
 
 	/* DDP untagged error on a Send: M and D, the 18-byte DDP header */
-	fill_hdr(&bad, KIWI_OP_SEND);
+	fill_hdr(&bad, KIWI_RDMAP_SEND);
 	bad.msn = 9;
 	n = kiwi_hdr_encode(&bad, 300, raw, sizeof(raw));
 	kiwi_term_build(&t, KIWI_ERR_DDP_U_MSN_RANGE, raw, n, 1);
@@ -713,7 +713,7 @@ static void test_terminate(void)
 	s.len = 0;
 
 	/* RDMAP protection error on a Read Request: M, D and R */
-	fill_hdr(&bad, KIWI_OP_READ_REQ);
+	fill_hdr(&bad, KIWI_RDMAP_READ_REQ);
 	n = kiwi_hdr_encode(&bad, 0, raw, sizeof(raw));
 	kiwi_term_build(&t, KIWI_ERR_RDMAP_STAG, raw, n, 1);
 	tx_fpdu(&tx, &t, NULL, 0, &s);
@@ -726,7 +726,7 @@ static void test_terminate(void)
 	s.len = 0;
 
 	/* tagged error: 14-byte copy */
-	fill_hdr(&bad, KIWI_OP_WRITE);
+	fill_hdr(&bad, KIWI_RDMAP_WRITE);
 	n = kiwi_hdr_encode(&bad, 1000, raw, sizeof(raw));
 	kiwi_term_build(&t, KIWI_ERR_DDP_T_BOUNDS, raw, n, 1);
 	tx_fpdu(&tx, &t, NULL, 0, &s);
@@ -754,7 +754,7 @@ static void test_terminate(void)
 	   "too short an offending header is not copied");
 
 	/* siw sets R for Send errors but copies no RDMAP header */
-	fill_hdr(&bad, KIWI_OP_SEND);
+	fill_hdr(&bad, KIWI_RDMAP_SEND);
 	n = kiwi_hdr_encode(&bad, 0, raw, sizeof(raw));
 	kiwi_term_build(&t, KIWI_ERR_RDMAP_STAG, raw, n, 1);
 	tx_fpdu(&tx, &t, NULL, 0, &s);
@@ -781,7 +781,7 @@ static void test_terminate(void)
 		struct kiwi_rx_event ev;
 		struct kiwi_rx_cfg zc = { 0 };
 
-		kiwi_hdr_init(&z, KIWI_OP_TERMINATE);
+		kiwi_hdr_init(&z, KIWI_RDMAP_TERMINATE);
 		n = kiwi_hdr_encode(&z, 0, w, sizeof(w));
 		w[22] = 0xe0;	/* M, D, R with no copy behind them */
 		memset(w + n, 0, 4);
@@ -812,7 +812,7 @@ static void test_encode_errors(void)
 	struct kiwi_tx_cfg tc = { 0 };
 	u8 b[128], pl[16] = { 0 };
 
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	ok(kiwi_hdr_encode(&h, 0xffff - 18, b, sizeof(b)) == 20 &&
 	   be16_at(b) == 0xffff,
 	   "largest ULPDU (65535) encodes");
@@ -823,11 +823,11 @@ static void test_encode_errors(void)
 	h.opcode = 16;
 	ok(kiwi_hdr_encode(&h, 0, b, sizeof(b)) == -EINVAL &&
 	   kiwi_hdr_len(&h) == 0, "opcode 16 cannot be encoded");
-	fill_hdr(&h, KIWI_OP_TERMINATE);
+	fill_hdr(&h, KIWI_RDMAP_TERMINATE);
 	ok(kiwi_hdr_encode(&h, 4, b, sizeof(b)) == -EINVAL,
 	   "Terminate with payload refused");
 	kiwi_tx_init(&tx, &tc);
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	ok(kiwi_tx_begin(&tx, &h, 10) == 0 &&
 	   kiwi_tx_begin(&tx, &h, 10) == -EBUSY &&
 	   kiwi_fpdu_build(&tx, &h, b, 1, b, sizeof(b)) == -EBUSY,
@@ -842,7 +842,7 @@ static void test_encode_errors(void)
 	ok(kiwi_fpdu_build(&tx, &h, b, 1, b, sizeof(b)) == -EINVAL &&
 	   kiwi_tx_wire_len(&tx, &h, 1) == 0,
 	   "kiwi_fpdu_build refuses an unencodable header");
-	fill_hdr(&h, KIWI_OP_TERMINATE);
+	fill_hdr(&h, KIWI_RDMAP_TERMINATE);
 	ok(kiwi_tx_begin(&tx, &h, 3) == -EINVAL && !kiwi_tx_busy(&tx),
 	   "kiwi_tx_begin refuses a Terminate with payload and stays idle");
 }
@@ -865,7 +865,7 @@ static void test_framing(void)
 	for (i = 0; i < 8; i++) {
 		int n;
 
-		fill_hdr(&h, KIWI_OP_WRITE);
+		fill_hdr(&h, KIWI_RDMAP_WRITE);
 		kiwi_tx_init(&tx, &tc);
 		memset(out, 0xee, sizeof(out));
 		n = kiwi_fpdu_build(&tx, &h, pl, i, out, sizeof(out));
@@ -882,7 +882,7 @@ static void test_framing(void)
 	ok(good, "padding to 4 octets with zero pad; CRC field zero when CRC is off");
 
 	/* CRC off: the receiver ignores whatever is in the CRC field */
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	kiwi_tx_init(&tx, &tc);
 	i = kiwi_fpdu_build(&tx, &h, pl, 6, out, sizeof(out));
 	out[i - 1] = 0x5a;
@@ -893,7 +893,7 @@ static void test_framing(void)
 	/* CRC on: every corrupted octet is caught */
 	tc.crc = rc.crc = true;
 	kiwi_tx_init(&tx, &tc);
-	fill_hdr(&h, KIWI_OP_SEND);
+	fill_hdr(&h, KIWI_RDMAP_SEND);
 	i = kiwi_fpdu_build(&tx, &h, pl, 6, out, sizeof(out));
 	good = 1;
 	{
@@ -927,7 +927,7 @@ static void test_framing(void)
 		u8 *big = calloc(1, 70000), *wire = malloc(70000);
 		int n;
 
-		fill_hdr(&h, KIWI_OP_WRITE);
+		fill_hdr(&h, KIWI_RDMAP_WRITE);
 		kiwi_tx_init(&tx, &mc);
 		ok(kiwi_tx_begin(&tx, &h, 65400) == -EMSGSIZE &&
 		   !kiwi_tx_busy(&tx),
@@ -979,7 +979,7 @@ static void test_markers(void)
 
 			for (k = 0; k < plen; k++)
 				pl[k] = rnd(256);
-			fill_hdr(&h, KIWI_OP_WRITE);
+			fill_hdr(&h, KIWI_RDMAP_WRITE);
 			h.to = m * 4096;
 			/* FPDU start: its leading Marker, if any */
 			starts[m] = start;
@@ -1107,7 +1107,7 @@ static void gen_stream(struct gen *g, struct kiwi_tx *tx, int nmsg)
 			gen_fpdu(g, tx, &h, plen);
 			continue;
 		}
-		if (op == KIWI_OP_READ_REQ) {
+		if (op == KIWI_RDMAP_READ_REQ) {
 			h.msn = g->msn[1]++;
 			h.sink_stag = rnd64();
 			h.sink_to = rnd64() >> 1;
@@ -1125,7 +1125,7 @@ static void gen_stream(struct gen *g, struct kiwi_tx *tx, int nmsg)
 			h.msn = g->msn[0];
 			h.mo = mo;
 			h.last = seg == nseg - 1;
-			if (op == KIWI_OP_SEND_INV || op == KIWI_OP_SEND_SE_INV)
+			if (op == KIWI_RDMAP_SEND_INV || op == KIWI_RDMAP_SEND_SE_INV)
 				h.inval_stag = 0x1000 + i;
 			gen_fpdu(g, tx, &h, plen);
 			mo += plen;
@@ -1537,8 +1537,8 @@ static void test_mpa_negotiation(void)
 	{
 		static const u8 types[] = { KIWI_RTR_SEND, KIWI_RTR_WRITE,
 					    KIWI_RTR_READ };
-		static const u8 ops[] = { KIWI_OP_SEND, KIWI_OP_WRITE,
-					  KIWI_OP_READ_REQ };
+		static const u8 ops[] = { KIWI_RDMAP_SEND, KIWI_RDMAP_WRITE,
+					  KIWI_RDMAP_READ_REQ };
 
 		for (i = 0; i < 3; i++) {
 			struct kiwi_mpa_result res = { .p2p = true,
@@ -1570,7 +1570,7 @@ static void test_mpa_negotiation(void)
 			good = good && kiwi_mpa_rtr_check(&res, &h, 1) ==
 				       KIWI_ERR_MPA_RTR;
 			h.read_size = 1;
-			good = good && (ops[i] != KIWI_OP_READ_REQ ||
+			good = good && (ops[i] != KIWI_RDMAP_READ_REQ ||
 					kiwi_mpa_rtr_check(&res, &h, 0) ==
 					KIWI_ERR_MPA_RTR);
 			ok(good, "RTR zero-length %s: built, parsed, checked; any other first FPDU is LLP/0/0x07",
@@ -1582,7 +1582,7 @@ static void test_mpa_negotiation(void)
 						       .rtr = KIWI_RTR_WRITE };
 			struct kiwi_hdr h;
 
-			kiwi_hdr_init(&h, KIWI_OP_WRITE);
+			kiwi_hdr_init(&h, KIWI_RDMAP_WRITE);
 			ok(kiwi_mpa_rtr_hdr(&res, &h) == -EINVAL &&
 			   kiwi_mpa_rtr_check(&res, &h, 0) == KIWI_ERR_MPA_RTR,
 			   "no RTR without peer-to-peer mode");

@@ -85,16 +85,16 @@ struct kiwi_err_desc {
 const struct kiwi_err_desc *kiwi_err_desc(enum kiwi_err err);
 
 /* RDMAP opcodes (RFC 5040 section 4.2) */
-enum kiwi_opcode {
-	KIWI_OP_WRITE = 0,
-	KIWI_OP_READ_REQ = 1,
-	KIWI_OP_READ_RESP = 2,
-	KIWI_OP_SEND = 3,
-	KIWI_OP_SEND_INV = 4,
-	KIWI_OP_SEND_SE = 5,
-	KIWI_OP_SEND_SE_INV = 6,
-	KIWI_OP_TERMINATE = 7,
-	KIWI_OP_MAX = 8
+enum kiwi_rdmap_op {
+	KIWI_RDMAP_WRITE = 0,
+	KIWI_RDMAP_READ_REQ = 1,
+	KIWI_RDMAP_READ_RESP = 2,
+	KIWI_RDMAP_SEND = 3,
+	KIWI_RDMAP_SEND_INV = 4,
+	KIWI_RDMAP_SEND_SE = 5,
+	KIWI_RDMAP_SEND_SE_INV = 6,
+	KIWI_RDMAP_TERMINATE = 7,
+	KIWI_RDMAP_MAX = 8
 };
 
 /* untagged queues (RFC 5040 section 5.1) */
@@ -118,7 +118,7 @@ struct kiwi_term_info {
 
 /* A DDP segment header with its RDMAP header, decoded, host order. */
 struct kiwi_hdr {
-	u8 opcode;		/* enum kiwi_opcode */
+	u8 opcode;		/* enum kiwi_rdmap_op */
 	u8 dv;			/* DDP version as sent/received */
 	u8 rv;			/* RDMAP version as sent/received */
 	bool tagged;
@@ -141,7 +141,7 @@ struct kiwi_hdr {
 	struct kiwi_term_info term;
 };
 
-void kiwi_hdr_init(struct kiwi_hdr *h, enum kiwi_opcode op);
+void kiwi_hdr_init(struct kiwi_hdr *h, enum kiwi_rdmap_op op);
 /* bytes of the DDP/RDMAP header for an opcode (0: not a valid opcode) */
 u32 kiwi_hdr_len(const struct kiwi_hdr *h);
 /*

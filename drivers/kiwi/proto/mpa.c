@@ -307,13 +307,13 @@ int kiwi_mpa_rtr_hdr(const struct kiwi_mpa_result *res, struct kiwi_hdr *h)
 		return -EINVAL;
 	switch (res->rtr) {
 	case KIWI_RTR_WRITE:
-		kiwi_hdr_init(h, KIWI_OP_WRITE);
+		kiwi_hdr_init(h, KIWI_RDMAP_WRITE);
 		return 0;
 	case KIWI_RTR_READ:
-		kiwi_hdr_init(h, KIWI_OP_READ_REQ);
+		kiwi_hdr_init(h, KIWI_RDMAP_READ_REQ);
 		return 0;
 	case KIWI_RTR_SEND:
-		kiwi_hdr_init(h, KIWI_OP_SEND);
+		kiwi_hdr_init(h, KIWI_RDMAP_SEND);
 		return 0;
 	}
 	return -EINVAL;
@@ -326,19 +326,19 @@ enum kiwi_err kiwi_mpa_rtr_check(const struct kiwi_mpa_result *res,
 
 	switch (res->rtr) {
 	case KIWI_RTR_WRITE:
-		op = KIWI_OP_WRITE;
+		op = KIWI_RDMAP_WRITE;
 		break;
 	case KIWI_RTR_READ:
-		op = KIWI_OP_READ_REQ;
+		op = KIWI_RDMAP_READ_REQ;
 		break;
 	case KIWI_RTR_SEND:
-		op = KIWI_OP_SEND;
+		op = KIWI_RDMAP_SEND;
 		break;
 	default:
 		return KIWI_ERR_MPA_RTR;
 	}
 	if (!res->p2p || h->opcode != op || payload_len || !h->last ||
-	    (op == KIWI_OP_READ_REQ && h->read_size))
+	    (op == KIWI_RDMAP_READ_REQ && h->read_size))
 		return KIWI_ERR_MPA_RTR;
 	return KIWI_OK;
 }

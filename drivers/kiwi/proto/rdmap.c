@@ -103,19 +103,19 @@ const struct kiwi_err_desc *kiwi_err_desc(enum kiwi_err err)
 
 static bool kiwi_op_tagged(u8 op)
 {
-	return op == KIWI_OP_WRITE || op == KIWI_OP_READ_RESP;
+	return op == KIWI_RDMAP_WRITE || op == KIWI_RDMAP_READ_RESP;
 }
 
 static u32 kiwi_op_qn(u8 op)
 {
-	if (op == KIWI_OP_READ_REQ)
+	if (op == KIWI_RDMAP_READ_REQ)
 		return KIWI_QN_RREQ;
-	if (op == KIWI_OP_TERMINATE)
+	if (op == KIWI_RDMAP_TERMINATE)
 		return KIWI_QN_TERM;
 	return KIWI_QN_SEND;
 }
 
-void kiwi_hdr_init(struct kiwi_hdr *h, enum kiwi_opcode op)
+void kiwi_hdr_init(struct kiwi_hdr *h, enum kiwi_rdmap_op op)
 {
 	memset(h, 0, sizeof(*h));
 	h->opcode = op;
@@ -148,9 +148,9 @@ u32 kiwi_hdr_len(const struct kiwi_hdr *h)
 		return 0;
 	if (h->tagged)
 		return KIWI_HDR_TAGGED;
-	if (h->opcode == KIWI_OP_READ_REQ)
+	if (h->opcode == KIWI_RDMAP_READ_REQ)
 		return KIWI_HDR_RREQ;
-	if (h->opcode == KIWI_OP_TERMINATE)
+	if (h->opcode == KIWI_RDMAP_TERMINATE)
 		return KIWI_HDR_TERM + kiwi_term_body_len(&h->term);
 	return KIWI_HDR_UNTAGGED;
 }
@@ -192,9 +192,9 @@ int kiwi_hdr_encode(const struct kiwi_hdr *h, u32 payload_len,
 
 	if (!hl)
 		return -EINVAL;
-	if (h->opcode == KIWI_OP_TERMINATE && payload_len)
+	if (h->opcode == KIWI_RDMAP_TERMINATE && payload_len)
 		return -EINVAL;
-	if (h->opcode == KIWI_OP_TERMINATE && h->term.d &&
+	if (h->opcode == KIWI_RDMAP_TERMINATE && h->term.d &&
 	    h->term.ddp_hdr_len != KIWI_HDR_TAGGED &&
 	    h->term.ddp_hdr_len != KIWI_HDR_UNTAGGED)
 		return -EINVAL;
@@ -215,13 +215,13 @@ int kiwi_hdr_encode(const struct kiwi_hdr *h, u32 payload_len,
 		w.u.qn = cpu_to_be32(h->qn);
 		w.u.msn = cpu_to_be32(h->msn);
 		w.u.mo = cpu_to_be32(h->mo);
-		if (h->opcode == KIWI_OP_READ_REQ) {
+		if (h->opcode == KIWI_RDMAP_READ_REQ) {
 			w.rreq.sink_stag = cpu_to_be32(h->sink_stag);
 			w.rreq.sink_to = cpu_to_be64(h->sink_to);
 			w.rreq.size = cpu_to_be32(h->read_size);
 			w.rreq.src_stag = cpu_to_be32(h->src_stag);
 			w.rreq.src_to = cpu_to_be64(h->src_to);
-		} else if (h->opcode == KIWI_OP_TERMINATE) {
+		} else if (h->opcode == KIWI_RDMAP_TERMINATE) {
 			const struct kiwi_term_info *t = &h->term;
 			u8 *p = w.raw + sizeof(struct kiwi_wire_term);
 
@@ -266,19 +266,19 @@ enum kiwi_err kiwi_hdr_need(const union kiwi_wire_hdr *w, u32 *need)
 	if (((ctrl & KIWI_RDMAP_RV_MASK) >> KIWI_RDMAP_RV_SHIFT) !=
 	    KIWI_RDMAP_VERSION)
 		return KIWI_ERR_RDMAP_VERSION;
-	if (op >= KIWI_OP_MAX || tagged != kiwi_op_tagged(op))
+	if (op >= KIWI_RDMAP_MAX || tagged != kiwi_op_tagged(op))
 		return KIWI_ERR_RDMAP_OPCODE;
 	if (tagged)
 		hl = KIWI_HDR_TAGGED;
-	else if (op == KIWI_OP_READ_REQ)
+	else if (op == KIWI_RDMAP_READ_REQ)
 		hl = KIWI_HDR_RREQ;
-	else if (op == KIWI_OP_TERMINATE)
+	else if (op == KIWI_RDMAP_TERMINATE)
 		hl = KIWI_HDR_TERM;
 	else
 		hl = KIWI_HDR_UNTAGGED;
 	if (ulpdu < hl)
 		return KIWI_ERR_RDMAP_UNSPEC;
-	if (op == KIWI_OP_TERMINATE) {
+	if (op == KIWI_RDMAP_TERMINATE) {
 		/* the whole Terminate is header: it carries no ULP data */
 		if (ulpdu > KIWI_TERM_ULPDU_MAX)
 			return KIWI_ERR_DDP_U_TOOLONG;
@@ -350,7 +350,7 @@ enum kiwi_err kiwi_hdr_decode(struct kiwi_hdr *h,
 	h->qn = be32_to_cpu(w->u.qn);
 	h->msn = be32_to_cpu(w->u.msn);
 	h->mo = be32_to_cpu(w->u.mo);
-	if (h->opcode == KIWI_OP_READ_REQ) {
+	if (h->opcode == KIWI_RDMAP_READ_REQ) {
 		if (have < KIWI_MPA_LEN_SIZE + KIWI_HDR_RREQ)
 			return KIWI_ERR_RDMAP_UNSPEC;
 		h->sink_stag = be32_to_cpu(w->rreq.sink_stag);
@@ -358,7 +358,7 @@ enum kiwi_err kiwi_hdr_decode(struct kiwi_hdr *h,
 		h->read_size = be32_to_cpu(w->rreq.size);
 		h->src_stag = be32_to_cpu(w->rreq.src_stag);
 		h->src_to = be64_to_cpu(w->rreq.src_to);
-	} else if (h->opcode == KIWI_OP_TERMINATE) {
+	} else if (h->opcode == KIWI_RDMAP_TERMINATE) {
 		struct kiwi_term_info *t = &h->term;
 		u32 word;
 
@@ -393,7 +393,7 @@ enum kiwi_err kiwi_ddp_check(struct kiwi_rxq *qs, const struct kiwi_hdr *h,
 				   KIWI_ERR_DDP_U_VERSION;
 	if (h->rv != KIWI_RDMAP_VERSION)
 		return KIWI_ERR_RDMAP_VERSION;
-	if (h->opcode >= KIWI_OP_MAX || h->tagged != kiwi_op_tagged(h->opcode))
+	if (h->opcode >= KIWI_RDMAP_MAX || h->tagged != kiwi_op_tagged(h->opcode))
 		return KIWI_ERR_RDMAP_OPCODE;
 	if (h->tagged)
 		return kiwi_wraps64(h->to, payload_len) ?
@@ -410,7 +410,7 @@ enum kiwi_err kiwi_ddp_check(struct kiwi_rxq *qs, const struct kiwi_hdr *h,
 		return KIWI_ERR_RDMAP_OPCODE;
 	if ((u64)h->mo + payload_len > 0xffffffffULL)
 		return KIWI_ERR_DDP_U_TOOLONG;
-	if (h->opcode == KIWI_OP_READ_REQ) {
+	if (h->opcode == KIWI_RDMAP_READ_REQ) {
 		/* a Read Request is one segment with no ULP payload */
 		if (!h->last || payload_len)
 			return KIWI_ERR_DDP_U_TOOLONG;
@@ -418,7 +418,7 @@ enum kiwi_err kiwi_ddp_check(struct kiwi_rxq *qs, const struct kiwi_hdr *h,
 		    kiwi_wraps64(h->sink_to, h->read_size))
 			return KIWI_ERR_RDMAP_TO_WRAP;
 	}
-	if (h->opcode == KIWI_OP_TERMINATE && !h->last)
+	if (h->opcode == KIWI_RDMAP_TERMINATE && !h->last)
 		return KIWI_ERR_DDP_U_TOOLONG;
 
 	if (h->last) {
@@ -440,7 +440,7 @@ void kiwi_term_build(struct kiwi_hdr *h, enum kiwi_err err,
 	struct kiwi_term_info *t = &h->term;
 	u32 dlen;
 
-	kiwi_hdr_init(h, KIWI_OP_TERMINATE);
+	kiwi_hdr_init(h, KIWI_RDMAP_TERMINATE);
 	h->msn = msn;
 	t->layer = d->layer;
 	t->etype = d->etype;
@@ -457,7 +457,7 @@ void kiwi_term_build(struct kiwi_hdr *h, enum kiwi_err err,
 	t->ddp_hdr_len = dlen;
 	memcpy(t->ddp_hdr, bad + KIWI_MPA_LEN_SIZE, dlen);
 	if (d->hdrs == KIWI_TERM_HDR_RDMAP && dlen == KIWI_HDR_UNTAGGED &&
-	    (bad[3] & KIWI_RDMAP_OP_MASK) == KIWI_OP_READ_REQ &&
+	    (bad[3] & KIWI_RDMAP_OP_MASK) == KIWI_RDMAP_READ_REQ &&
 	    bad_len >= KIWI_MPA_LEN_SIZE + KIWI_HDR_RREQ) {
 		t->r = true;
 		memcpy(t->rdma_hdr, bad + KIWI_MPA_LEN_SIZE + KIWI_HDR_UNTAGGED,
