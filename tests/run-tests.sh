@@ -13,7 +13,8 @@
 # missing, exits non-zero, or prints no TAP result adds a "not ok" line.
 # The last line is "N passed, N failed" over all ok / not ok lines; the exit
 # status is non-zero if anything failed.  KIWI_FULL=1 reaches the cases.
-# FUZZ_SECONDS overrides the fuzzing time per target.
+# FUZZ_SECONDS overrides the fuzzing time per target; KIWI_CASES_DIR another
+# directory of VM cases (for testing the bench itself).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -120,7 +121,7 @@ step vm "build the reference siw.ko (tests/vm/build-siw.sh)" tests/vm/build-siw.
 
 cases=()
 total=0
-for c in tests/cases/[0-9]*.sh; do
+for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	[ -x "$c" ] || continue
 	cases+=("$(basename "$c" .sh)")
 	t=$(head -n 5 "$c" | sed -n 's/^#[[:space:]]*timeout:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n1)
@@ -147,8 +148,10 @@ else
 
 	# Cases the guest did not finish: the one it died in, and the rest.
 	died=
+	aborted=$(sed -n 's/^=== abort //p' "$vmlog" | head -n1)
 	for n in "${cases[@]}"; do
-		if grep -q "^=== end $n " "$vmlog"; then
+		if grep -q "^=== end $n " "$vmlog" || [ "$n" = "$aborted" ]; then
+			[ "$n" = "$aborted" ] && died=$n
 			continue
 		fi
 		if grep -q "^=== begin $n " "$vmlog"; then
@@ -159,7 +162,7 @@ else
 				say "$n: not ok - the guest died during this case (vm-run status $vrc; serial log $serial)"
 			fi
 		else
-			say "$n: not ok - not run: the guest died earlier${died:+ (in $died)}"
+			say "$n: not ok - not run: the run stopped earlier${died:+ (in $died)}"
 		fi
 	done
 

@@ -8,7 +8,8 @@
 # when it exits non-zero, times out, prints no TAP, leaves a kernel warning
 # or BUG in dmesg, or leaves kiwi.ko impossible to unload.
 # Markers "=== begin NAME" / "=== end NAME" let the host tell which case
-# was running if the guest dies.
+# was running if the guest dies; "=== abort NAME" means that case hung in
+# the kernel and the run stopped there.
 cd "${KIWI_ROOT:?}" || exit 1
 
 bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|[Kk]ernel BUG|Call Trace:)'
@@ -35,7 +36,8 @@ reset_state() {
 	fi
 }
 
-for c in tests/cases/[0-9]*.sh; do
+# KIWI_CASES_DIR: another directory of cases (to test the bench itself).
+for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	[ -x "$c" ] || continue
 	name=$(basename "$c" .sh)
 	tmo=$(case_timeout "$c")
@@ -44,9 +46,31 @@ for c in tests/cases/[0-9]*.sh; do
 	echo "kiwi-suite: begin $name" > /dev/kmsg
 	start=$(date +%s)
 	out=/tmp/case-$name.out
-	timeout -k 15 "$tmo" bash "$c" < /dev/null 2>&1 |
-		tee "$out" | sed -u "s/^/$name: /"
-	rc=${PIPESTATUS[0]}
+	rm -f /tmp/case.rc
+	{
+		timeout -k 15 "$tmo" bash "$c" < /dev/null 2>&1
+		echo $? > /tmp/case.rc
+	} | tee "$out" | sed -u "s/^/$name: /" &
+	pipe=$!
+	# A case stuck in the kernel cannot be killed: give up on the whole
+	# run (with a dump of the blocked tasks) instead of waiting for the
+	# host to kill the guest much later.
+	deadline=$((SECONDS + tmo + 30))
+	while kill -0 "$pipe" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
+		sleep 1
+	done
+	if kill -0 "$pipe" 2>/dev/null; then
+		echo w > /proc/sysrq-trigger
+		sleep 2
+		echo "$name: not ok - case failed: hung, unkillable ${tmo}s + 30s after it started"
+		echo "# $name: blocked tasks:"
+		dmesg | tail -n +"$((before + 1))" | tail -n 60 | sed "s/^/# $name: | /"
+		echo "=== abort $name"
+		exit 1
+	fi
+	wait "$pipe"
+	rc=$(cat /tmp/case.rc 2>/dev/null)
+	rc=${rc:-255}
 	echo "kiwi-suite: end $name status $rc" > /dev/kmsg
 	why=()
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
