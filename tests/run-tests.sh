@@ -21,6 +21,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 logs=$root/tests/vm/out/suite/$(date +%Y%m%d-%H%M%S)-$$
 mkdir -p "$logs"
+# keep the newest 20 suite logs
+ls -1dt "$root"/tests/vm/out/suite/*/ 2>/dev/null | tail -n +21 | xargs -r rm -rf
 all=$logs/all.tap
 : > "$all"
 t0=$(date +%s)

@@ -96,9 +96,10 @@ autoload() {
 	[ -d /sys/module/kiwi ] || { echo "kiwi0 created but no kiwi module?"; return 1; }
 }
 tap_check "rdma link add kiwi0 type kiwi netdev veth0 loads kiwi.ko by its alias" autoload
+# Back to the host's module index: the reduced one knows kiwi's deps only.
+mountpoint -q /lib/modules && umount /lib/modules
 if ! [ -d /sys/module/kiwi ]; then
 	tap_diag "autoload failed; loading kiwi.ko explicitly for the rest"
-	mountpoint -q /lib/modules && umount /lib/modules
 	kiwi_load
 	rdma link add kiwi0 type kiwi netdev veth0
 fi
@@ -177,6 +178,25 @@ tap_check "kiwi0 stays ACTIVE with IPv6 on veth0" port_is kiwi0 ACTIVE
 tap_check "kiwi0 GID unchanged by IPv6 addresses" gid_matches_mac kiwi0 veth0
 tap_check "IPv6 works on the veth (ping fd00:198:18::2)" \
 	busybox ping -6 -c 1 -W 5 fd00:198:18::2
+
+# rdma_cm maps an address to the kiwi device on its netdev: a listener
+# bound to veth1's address must show up as a cm_id on kiwi1.
+cm_listens_on() {
+	local addr=$1 port=$2 pid ok=1
+	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
+	pid=$!
+	wait_for 10 bash -c "rdma resource show cm_id | grep -F 'kiwi1' |
+		grep -q 'LISTEN.*$addr'" && ok=0
+	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $ok
+}
+tap_check "rdma_cm listens on kiwi1 at 198.18.0.2" cm_listens_on 198.18.0.2 7174
+tap_check "rdma_cm listens on kiwi1 at fd00:198:18::2 (IPv6)" \
+	cm_listens_on fd00:198:18::2 7175
+tap_check "no cm_id is left after the listeners exit" \
+	wait_for 10 bash -c '[ -z "$(rdma resource show cm_id)" ]'
 
 # --- removal ----------------------------------------------------------------
 tap_check "rdma link del kiwi1" rdma link del kiwi1
