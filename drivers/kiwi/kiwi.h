@@ -51,6 +51,7 @@ struct kiwi_dev {
 	u8 mac[ETH_ALEN];		/* the GID is derived from it */
 
 	struct xarray qp_xa;		/* qp_num -> kiwi_qp */
+	u32 qp_next;			/* cyclic QP number allocation */
 	struct xarray mr_xa;		/* STag index -> kiwi_mr */
 	u32 mr_next;			/* cyclic STag index allocation */
 

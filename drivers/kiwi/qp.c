@@ -97,10 +97,14 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (rv)
 			goto err_sq;
 	}
-	/* reserve the number; the QP is published once complete */
-	rv = xa_alloc(&kdev->qp_xa, &id, NULL, XA_LIMIT(1, KIWI_MAX_QP),
-		      GFP_KERNEL);
-	if (rv) {
+	/*
+	 * Reserve the number, cyclically so that a stale number (a late
+	 * completion, a peer's old connection) does not name a new QP at
+	 * once; the QP is published once complete.
+	 */
+	rv = xa_alloc_cyclic(&kdev->qp_xa, &id, NULL, XA_LIMIT(1, KIWI_MAX_QP),
+			     &kdev->qp_next, GFP_KERNEL);
+	if (rv < 0) {
 		rv = rv == -EBUSY ? -ENOMEM : rv;
 		goto err_rq;
 	}
