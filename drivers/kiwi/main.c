@@ -77,6 +77,7 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	struct ib_device *other;
 	struct kiwi_dev *kdev;
 	struct ib_device *ibdev;
+	bool gone;
 	int rv;
 
 	if (!kiwi_netdev_ok(ndev))
@@ -121,29 +122,43 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
 
+	/*
+	 * Our own reference to the struct device keeps *kdev allocated until
+	 * we are done with it, even if the netdev notifier unregisters and
+	 * frees the ib_device as soon as it is registered.
+	 */
+	get_device(&ibdev->dev);
 	rv = ib_device_set_netdev(ibdev, ndev, 1);
 	if (rv)
 		goto err;
 	rv = ib_register_device(ibdev, name, NULL);
 	if (rv)
 		goto err;
+
 	/*
 	 * Registration cannot run under the RTNL (query_port takes it), so
 	 * the netdev may have started to unregister meanwhile, too early for
-	 * the notifier to find us.  Under the RTNL either it did, and we
-	 * remove ourselves, or the notifier will see the registered device.
+	 * the notifier to find us.  Read its state under the RTNL: either the
+	 * notifier ran before and missed us, and we remove the device here,
+	 * or it runs after and finds it registered.
 	 */
 	rtnl_lock();
-	if (ndev->reg_state != NETREG_REGISTERED)
-		ib_unregister_device_queued(ibdev);
+	gone = ndev->reg_state != NETREG_REGISTERED;
 	rtnl_unlock();
-	dev_dbg(&ndev->dev, "kiwi: %s registered\n", dev_name(&ibdev->dev));
+	if (gone) {
+		/* fails if the notifier's unregistration got there first */
+		if (ib_device_try_get(ibdev))
+			ib_unregister_device_and_put(ibdev);
+		rv = -ENODEV;
+	}
+	put_device(&ibdev->dev);
 	mutex_unlock(&kiwi_link_mutex);
-	return 0;
+	return rv;
 
 err:
 	/* calls our dealloc_driver, which undoes the count */
 	ib_dealloc_device(ibdev);
+	put_device(&ibdev->dev);
 out:
 	mutex_unlock(&kiwi_link_mutex);
 	return rv;
