@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 240
+# timeout: 400
 #
 # What a user sees of kiwi devices: created by `rdma link add' (loading the
 # module by its alias), visible as an iWARP RNIC, one per netdev, port state
@@ -15,12 +15,11 @@ sysib=/sys/class/infiniband
 # wait_for SECONDS CMD...: poll CMD until it succeeds (netdev events and
 # device removal are asynchronous).
 wait_for() {
-	local t=$(( $1 * 5 ))
+	local end=$((SECONDS + $1))
 	shift
 	while ! "$@" > /dev/null 2>&1; do
-		t=$((t - 1))
 		# the last try speaks, so that a failure shows why
-		[ $t -gt 0 ] || { "$@"; return 1; }
+		[ $SECONDS -lt $end ] || { "$@"; return 1; }
 		sleep 0.2
 	done
 }
@@ -185,8 +184,10 @@ cm_listens_on() {
 	local addr=$1 port=$2 pid ok=1
 	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
 	pid=$!
+	# until the listener shows up, or rping gives up (it prints why)
 	wait_for 10 bash -c "rdma resource show cm_id | grep -F 'kiwi1' |
-		grep -q 'LISTEN.*$addr'" && ok=0
+		grep -q 'LISTEN.*$addr' || ! kill -0 $pid" &&
+		kill -0 "$pid" 2>/dev/null && ok=0
 	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
