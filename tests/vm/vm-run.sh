@@ -14,6 +14,8 @@
 # log and the command's output are kept in tests/vm/out/runs/<id>/.
 # KIWI_* variables of the caller's environment are passed to the command.
 # --run-dir-file F writes the run directory's path into F (for the suite).
+# KIWI_VM_MARGIN (default 120) is the host-side allowance in seconds for
+# boot and shutdown on top of --timeout before a silent guest is killed.
 set -uo pipefail
 
 usage() {
@@ -80,7 +82,7 @@ output=$run/output.log
 	printf '\n'
 } > "$run/cmd"
 echo "$timeout" > "$run/timeout"
-env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -v '^KIWI_ROOT=' |
+env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -vE '^KIWI_(ROOT|VM_MARGIN)=' |
 	while IFS='=' read -r k v; do printf '%s=%q\n' "$k" "$v"; done > "$run/env"
 
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
