@@ -102,6 +102,8 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
 hard=$((timeout + ${KIWI_VM_MARGIN:-120}))
 "${qemu[@]}" < /dev/null > "$run/qemu.log" 2>&1 &
 qpid=$!
+# Never leave a guest behind when interrupted.
+trap 'kill "$qpid" 2>/dev/null; exit 130' INT TERM HUP
 
 # Stream the command's output while the guest runs.
 tail -n +1 -F --pid="$qpid" "$output" 2>/dev/null &
