@@ -287,6 +287,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void kiwi_qp_add_ref(struct ib_qp *ibqp);
 void kiwi_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn);
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn);
 void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
 int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,

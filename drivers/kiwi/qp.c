@@ -36,6 +36,24 @@ void kiwi_qp_rem_ref(struct ib_qp *ibqp)
 	kiwi_qp_put(to_kqp(ibqp));
 }
 
+/*
+ * A referenced QP by number, or NULL, for the connection manager and the
+ * data path (also from softirq).  Under the xarray's lock a QP that is
+ * found still holds its creation reference: destroy_qp drops that only
+ * after removing the number, and then waits for this one.
+ */
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
+{
+	struct kiwi_qp *qp;
+
+	xa_lock_bh(&kdev->qp_xa);
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp)
+		kiwi_qp_get(qp);
+	xa_unlock_bh(&kdev->qp_xa);
+	return qp;
+}
+
 /* iw_cm's lookup by number; it takes its reference with iw_add_ref. */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
@@ -102,8 +120,9 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	 * completion, a peer's old connection) does not name a new QP at
 	 * once; the QP is published once complete.
 	 */
-	rv = xa_alloc_cyclic(&kdev->qp_xa, &id, NULL, XA_LIMIT(1, KIWI_MAX_QP),
-			     &kdev->qp_next, GFP_KERNEL);
+	rv = xa_alloc_cyclic_bh(&kdev->qp_xa, &id, NULL,
+				XA_LIMIT(1, KIWI_MAX_QP), &kdev->qp_next,
+				GFP_KERNEL);
 	if (rv < 0) {
 		rv = rv == -EBUSY ? -ENOMEM : rv;
 		goto err_rq;
@@ -132,12 +151,12 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	cap->max_recv_wr = nrq;
 	cap->max_recv_sge = nrq ? KIWI_MAX_SGE : 0;
 
-	xa_store(&kdev->qp_xa, id, qp, GFP_KERNEL);
+	xa_store_bh(&kdev->qp_xa, id, qp, GFP_KERNEL);
 	kiwi_obj_inc(KIWI_OBJ_QP);
 	return 0;
 
 err_id:
-	xa_erase(&kdev->qp_xa, id);
+	xa_erase_bh(&kdev->qp_xa, id);
 err_rq:
 	if (nrq)
 		kiwi_ring_free(&qp->rq);
@@ -330,7 +349,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	unsigned long flags;
 
-	xa_erase(&qp->kdev->qp_xa, ibqp->qp_num);
+	xa_erase_bh(&qp->kdev->qp_xa, ibqp->qp_num);
 	/* no completions after destroy: queued WRs are dropped, not flushed */
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->state = IB_QPS_ERR;
