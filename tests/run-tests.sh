@@ -126,8 +126,7 @@ total=0
 for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	[ -x "$c" ] || continue
 	cases+=("$(basename "$c" .sh)")
-	t=$(head -n 5 "$c" | sed -n 's/^#[[:space:]]*timeout:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n1)
-	total=$((total + ${t:-300} + 20))
+	total=$((total + $(tests/vm/case-timeout.sh "$c") + 20))
 done
 
 if [ ${#cases[@]} -eq 0 ]; then

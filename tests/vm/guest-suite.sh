@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Runs inside the test VM (tests/run-tests.sh starts it through vm-run.sh):
-# every tests/cases/[0-9]*.sh in order, each under its own timeout (a
-# "# timeout: SEC" line near the top, default 300), each output line
-# prefixed with the case's name.  A case fails, with an extra "not ok" line,
-# when it exits non-zero, times out, prints no TAP, leaves a kernel warning
-# or BUG in dmesg, or leaves kiwi.ko impossible to unload.
+# every tests/cases/[0-9]*.sh in order, each under its own time limit
+# (case-timeout.sh), each output line prefixed with the case's name.
+# A case fails, with an extra "not ok" line, when it exits non-zero, times
+# out, prints no TAP, leaves a kernel warning or BUG in dmesg, or leaves
+# kiwi.ko impossible to unload.
 # Markers "=== begin NAME" / "=== end NAME" let the host tell which case
 # was running if the guest dies; "=== abort NAME" means that case hung in
 # the kernel and the run stopped there.
@@ -15,11 +15,6 @@ cd "${KIWI_ROOT:?}" || exit 1
 bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|[Kk]ernel BUG|Call Trace:)'
 failed=0
 
-case_timeout() {
-	local t
-	t=$(head -n 5 "$1" | sed -n 's/^#[[:space:]]*timeout:[[:space:]]*\([0-9][0-9]*\).*/\1/p' | head -n1)
-	echo "${t:-300}"
-}
 
 # Best-effort return to a clean slate so that one broken case does not
 # cascade into the next; whatever it finds is reported.
@@ -40,7 +35,7 @@ reset_state() {
 for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	[ -x "$c" ] || continue
 	name=$(basename "$c" .sh)
-	tmo=$(case_timeout "$c")
+	tmo=$(tests/vm/case-timeout.sh "$c")
 	before=$(dmesg | wc -l)
 	echo "=== begin $name (timeout ${tmo}s)"
 	echo "kiwi-suite: begin $name" > /dev/kmsg

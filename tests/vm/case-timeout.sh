@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Print the time limit in seconds of a case script: its "# timeout: SEC"
+# line within the first 10 lines, or with KIWI_FULL=1 its "# timeout-full:
+# SEC" line when it has one; 300 without either.
+f=$1
+get() {
+	head -n 10 "$f" |
+		sed -n "s/^#[[:space:]]*$1:[[:space:]]*\([0-9][0-9]*\).*/\1/p" |
+		head -n1
+}
+t=
+[ "${KIWI_FULL:-0}" = 1 ] && t=$(get timeout-full)
+[ -n "$t" ] || t=$(get timeout)
+echo "${t:-300}"
