@@ -10,6 +10,16 @@
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 
+/*
+ * Kernel consumers give a device without a DMA device kernel virtual
+ * addresses (ib_uses_virt_dma()), and user MRs pin memory with ib_umem;
+ * without either kiwi would build and then fail at run time.
+ */
+#if !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA) || \
+	!IS_ENABLED(CONFIG_INFINIBAND_USER_MEM)
+#error "kiwi needs CONFIG_INFINIBAND_VIRT_DMA and CONFIG_INFINIBAND_USER_MEM"
+#endif
+
 /* The kernel we are built against is at least version maj.min. */
 #define KIWI_KERNEL_AT_LEAST(maj, min)					\
 	(LINUX_VERSION_MAJOR * 256 + LINUX_VERSION_PATCHLEVEL >=	\
