@@ -168,7 +168,7 @@ else
 	done
 
 	# The kernel log of the whole boot, including what no case owned.
-	bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|[Kk]ernel BUG)'
+	bad=$(<tests/vm/kernel-bad.ere)
 	if [ -n "$serial" ] && [ -f "$serial" ]; then
 		if grep -qaE "$bad" "$serial"; then
 			say "vm: not ok - the kernel log is clean (serial log $serial)"

@@ -12,7 +12,7 @@
 # the kernel and the run stopped there.
 cd "${KIWI_ROOT:?}" || exit 1
 
-bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|[Kk]ernel BUG|Call Trace:)'
+bad=$(<tests/vm/kernel-bad.ere)
 failed=0
 
 

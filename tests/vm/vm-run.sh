@@ -127,7 +127,7 @@ qrc=$?
 wait "$tpid" 2>/dev/null
 
 # Kernel messages that mean the run is broken whatever the command said.
-bad='(WARNING:|BUG:|BUG [a-z]|Oops|Kernel panic|general protection|soft lockup|hard LOCKUP|self-detected stall|list_add corruption|list_del corruption|blocked for more than|UBSAN:|refcount_t:|stack-protector|Kernel BUG|kernel BUG|Call Trace:)'
+bad=$(<"$here/kernel-bad.ere")
 badlines=$(grep -aE "$bad" "$serial" | head -n 20)
 
 if [ -s "$run/status" ]; then
