@@ -401,9 +401,9 @@ static int kiwi_copy_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 		       (void *)(uintptr_t)wr->sg_list[i].addr, n);
 		len += n;
 	}
-	/* the length travels in num_sge's place: one pseudo-SGE */
-	sqe->num_sge = 1;
-	sqe->sge[0].length = len;
+	/* inline_data overlays the whole SGE area: the count lives apart */
+	sqe->num_sge = 0;
+	sqe->inline_len = len;
 	return 0;
 }
 
