@@ -7,6 +7,7 @@
 #   unit    make -C tests/unit test
 #   fuzz    make -C tests/fuzz run FUZZ_SECONDS=30
 #   host/*  every executable tests/host/*.sh
+#   bench   tests/vm/selftest.sh: the VM bench reports failures it must
 #   vm      tests/vm/build-siw.sh, then ONE QEMU boot running every
 #           tests/cases/[0-9]*.sh in order (tests/vm/guest-suite.sh)
 # Every TAP line is prefixed with its stage or case name.  A stage that is
@@ -119,6 +120,8 @@ for h in tests/host/*.sh; do
 done
 
 # --- the VM -------------------------------------------------------------------
+# The bench first proves that it reports every kind of failure.
+tap_stage bench 900 tests/vm/selftest.sh
 step vm "build the reference siw.ko (tests/vm/build-siw.sh)" tests/vm/build-siw.sh
 
 cases=()
