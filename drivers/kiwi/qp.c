@@ -443,12 +443,14 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 	case IB_WR_RDMA_READ:
 	case IB_WR_RDMA_READ_WITH_INV:
 		/* one Read Request names one sink STag: one local SGE */
-		if (wr->num_sge != 1 || (wr->send_flags & IB_SEND_INLINE))
+		if (wr->num_sge > KIWI_MAX_SGE_RD ||
+		    (wr->send_flags & IB_SEND_INLINE))
 			return -EINVAL;
 		sqe->opcode = wr->opcode == IB_WR_RDMA_READ ?
 			KIWI_OP_READ : KIWI_OP_READ_LOCAL_INV;
+		/* rdma_rw names the sink MR's STag here */
 		if (wr->opcode == IB_WR_RDMA_READ_WITH_INV)
-			sqe->inval_stag = wr->sg_list[0].lkey;
+			sqe->inval_stag = wr->ex.invalidate_rkey;
 		sqe->rkey = rdma_wr(wr)->rkey;
 		sqe->raddr = rdma_wr(wr)->remote_addr;
 		break;
