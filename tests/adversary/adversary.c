@@ -1,0 +1,1631 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * An adversarial iWARP peer: speaks MPA over a plain TCP socket to a kiwi
+ * listener and sends malformed MPA frames and FPDUs, one scenario per
+ * connection.  Every frame is built by the protocol core
+ * (drivers/kiwi/proto, compiled here as in tests/unit) and then corrupted
+ * in exactly one field; what kiwi sends back is decoded with the core and
+ * compared byte for byte with the Terminate (or MPA Reply) the core
+ * builds for the expected error.  Then the connection must close.
+ *
+ *   adversary --selftest [--crc on|off]
+ *	runs every scenario's frames through the core's own receive side
+ *	(a model of kiwi's receiver) to prove each frame fails in exactly
+ *	the intended way, and that the response checker can fail.
+ *   adversary -a ADDR -p PORT --victim-file F [--crc on|off]
+ *	[--kiwi-crc off|preferred|required] [--kiwi-ird N] [--kiwi-ord N]
+ *	[--tag T] [--only NAME[,NAME...]] [--timeout SEC]
+ *	runs the scenarios against a listener; F holds the victim's
+ *	"victim-info" line (its MRs).  TAP on stdout.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kiwi_proto.h"
+#include "common.h"
+
+/* ---- small helpers ---- */
+
+static int tap_n, tap_failed;
+
+static void __attribute__((format(printf, 2, 3)))
+tap(int good, const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	if (!good)
+		tap_failed++;
+	printf("%sok %d - ", good ? "" : "not ", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+struct buf {
+	u8 *p;
+	u32 len;
+	u32 cap;
+};
+
+static void buf_reserve(struct buf *b, u32 more)
+{
+	u32 cap;
+
+	if (b->len + more <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + more)
+		cap *= 2;
+	b->p = realloc(b->p, cap);
+	if (!b->p) {
+		perror("realloc");
+		exit(2);
+	}
+	b->cap = cap;
+}
+
+static void buf_put(struct buf *b, const void *p, u32 len)
+{
+	buf_reserve(b, len);
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+}
+
+static void buf_free(struct buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static void hexdump(const char *what, const u8 *p, u32 len, u32 from)
+{
+	u32 i, end = len < from + 96 ? len : from + 96;
+	char line[3 * 32 + 1];
+	u32 n = 0;
+
+	diag("%s: %u bytes%s", what, len, len ? "" : " (nothing)");
+	for (i = from; i < end; i++) {
+		n += sprintf(line + n, "%02x ", p[i]);
+		if ((i - from) % 32 == 31 || i + 1 == end) {
+			diag("  %04x: %s", i - (i - from) % 32, line);
+			n = 0;
+		}
+	}
+	if (end < len)
+		diag("  ... %u more", len - end);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* ---- the victim's memory, as it announces it ---- */
+
+struct victim {
+	u32 stag;
+	u64 addr;
+	u32 len;
+	u32 ro_stag;
+	u64 ro_addr;
+	u32 ro_len;
+	u32 recv_len;
+	u32 recvs;
+	u32 ird;
+	u32 ord;
+};
+
+static int victim_parse(struct victim *v, const char *line)
+{
+	static const char *const keys[] = { "stag", "addr", "len", "ro_stag",
+		"ro_addr", "ro_len", "recv_len", "recvs", "ird", "ord" };
+	unsigned long long val[10];
+	unsigned int found = 0, i;
+	const char *s = strstr(line, KIWI_ADV_INFO_TAG);
+
+	if (!s)
+		return -1;
+	s += strlen(KIWI_ADV_INFO_TAG);
+	while (*s) {
+		char key[32];
+		unsigned long long x;
+		int n;
+
+		if (sscanf(s, " %31[a-z_]=%lli%n", key, &x, &n) != 2)
+			break;
+		for (i = 0; i < 10; i++)
+			if (!strcmp(key, keys[i])) {
+				val[i] = x;
+				found |= 1U << i;
+			}
+		s += n;
+	}
+	if (found != (1U << 10) - 1)
+		return -1;
+	v->stag = val[0];
+	v->addr = val[1];
+	v->len = val[2];
+	v->ro_stag = val[3];
+	v->ro_addr = val[4];
+	v->ro_len = val[5];
+	v->recv_len = val[6];
+	v->recvs = val[7];
+	v->ird = val[8];
+	v->ord = val[9];
+	return 0;
+}
+
+static int victim_load(struct victim *v, const char *file)
+{
+	char line[1024];
+	int got = -1;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, KIWI_ADV_INFO_TAG))
+			got = victim_parse(v, line);
+	fclose(f);
+	return got;
+}
+
+/* ---- options and per-connection state ---- */
+
+struct opts {
+	const char *addr;
+	int port;
+	bool crc;		/* we ask for CRC (C flag) */
+	u8 kiwi_crc;		/* kiwi's mpa_crc policy, for expected Replies */
+	u16 kiwi_ird;
+	u16 kiwi_ord;
+	int timeout_ms;
+	const char *tag;
+	const char *only;
+	struct victim v;
+};
+
+enum phase { PH_MPA, PH_FPDU };
+enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK };
+
+struct run;
+
+struct scen {
+	const char *name;
+	const char *what;
+	enum phase phase;
+	enum outcome out;
+	enum kiwi_err err;
+	int crc;		/* 1: only with CRC, -1: only without, 0: both */
+	int recvs;		/* receives the victim posts, -1: its default */
+	bool small_rcvbuf;	/* keep kiwi's Read Responses backed up */
+	bool kiwi_crc_required;	/* only when kiwi requires CRC */
+	void (*mpa)(struct run *r, struct buf *b);
+	int (*fpdu)(struct run *r, struct buf *b);
+};
+
+struct run {
+	const struct opts *o;
+	const struct scen *s;
+	struct kiwi_mpa_cfg my;		/* our side of the MPA exchange */
+	struct kiwi_mpa_cfg kiwi;	/* kiwi's, as configured */
+	struct kiwi_mpa_result res;	/* negotiated (from kiwi's Reply) */
+	struct kiwi_tx tx;
+	u8 bad[KIWI_WIRE_HDR_MAX];	/* header of the offending FPDU */
+	u32 bad_len;
+	struct buf exp;			/* expected Reply or Terminate */
+	struct buf exp_rresp;		/* control: expected Read Response */
+	u32 sink_stag;			/* Read Requests' sink */
+	u64 sink_to;
+	u64 src_off;			/* offset of the reads in the RO MR */
+	bool rresp_ok;			/* Read Responses may precede the end */
+	char pd[600];
+	u32 pd_len;
+};
+
+/* ---- building frames with the core ---- */
+
+static void my_cfg(struct run *r, bool crc)
+{
+	memset(&r->my, 0, sizeof(r->my));
+	r->my.rev = 2;
+	r->my.crc = crc ? KIWI_MPA_CRC_PREFERRED : KIWI_MPA_CRC_OFF;
+	r->my.p2p = true;
+	r->my.rtr = KIWI_RTR_WRITE;
+	r->my.ird = 16;
+	r->my.ord = 64;
+}
+
+static void kiwi_cfg(struct run *r)
+{
+	memset(&r->kiwi, 0, sizeof(r->kiwi));
+	r->kiwi.rev = 2;
+	r->kiwi.crc = r->o->kiwi_crc;
+	r->kiwi.p2p = true;
+	r->kiwi.rtr = KIWI_RTR_WRITE;
+	r->kiwi.ird = r->o->kiwi_ird;
+	r->kiwi.ord = r->o->kiwi_ord;
+}
+
+static void req_valid(struct run *r, struct buf *b)
+{
+	int n;
+
+	buf_reserve(b, sizeof(struct kiwi_mpa_rr) + KIWI_MPA_PD_MAX);
+	n = kiwi_mpa_req_build(&r->my, r->pd, r->pd_len, b->p + b->len,
+			       b->cap - b->len);
+	if (n < 0) {
+		fprintf(stderr, "kiwi_mpa_req_build: %d\n", n);
+		exit(2);
+	}
+	b->len += n;
+}
+
+/* append one FPDU; offending: its header goes into the expected Terminate */
+static void put_fpdu(struct run *r, struct buf *b, const struct kiwi_hdr *h,
+		     const void *payload, u32 len, bool offending)
+{
+	u32 need = kiwi_tx_wire_len(&r->tx, h, len);
+	int n;
+
+	if (!need) {
+		fprintf(stderr, "kiwi_tx_wire_len: invalid FPDU\n");
+		exit(2);
+	}
+	buf_reserve(b, need);
+	n = kiwi_fpdu_build(&r->tx, h, payload, len, b->p + b->len,
+			    b->cap - b->len);
+	if (n < 0) {
+		fprintf(stderr, "kiwi_fpdu_build: %d\n", n);
+		exit(2);
+	}
+	if (offending) {
+		r->bad_len = KIWI_MPA_LEN_SIZE + kiwi_hdr_len(h);
+		memcpy(r->bad, b->p + b->len, r->bad_len);
+	}
+	b->len += n;
+}
+
+static u8 zeros[65536];
+
+/* ---- the scenarios: MPA phase ---- */
+
+static void mpa_bad_key(struct run *r, struct buf *b)
+{
+	u32 at = b->len;
+
+	req_valid(r, b);
+	/* "MPA ID Req Frame" -> "MPA ID Req FramE" */
+	b->p[at + KIWI_MPA_KEY_LEN - 1] ^= 0x20;
+}
+
+static void mpa_pd_oversize(struct run *r, struct buf *b)
+{
+	struct kiwi_mpa_rr *rr;
+	u32 at = b->len, extra = 88;
+
+	/* a full 512-byte frame, then a length 88 bytes beyond the limit */
+	memset(r->pd + r->pd_len, 'x', kiwi_mpa_ulp_pd_max(&r->my) - r->pd_len);
+	r->pd_len = kiwi_mpa_ulp_pd_max(&r->my);
+	req_valid(r, b);
+	rr = (struct kiwi_mpa_rr *)(b->p + at);
+	rr->pd_len = cpu_to_be16(KIWI_MPA_PD_MAX + extra);
+	buf_put(b, zeros, extra);
+}
+
+static void mpa_rev3(struct run *r, struct buf *b)
+{
+	struct kiwi_mpa_rr *rr;
+	u32 at = b->len;
+
+	req_valid(r, b);
+	rr = (struct kiwi_mpa_rr *)(b->p + at);
+	rr->bits = cpu_to_be16((be16_to_cpu(rr->bits) & ~KIWI_MPA_REV_MASK) |
+			       3);
+}
+
+static void mpa_nocrc(struct run *r, struct buf *b)
+{
+	/* a valid Request without C: kiwi's policy requires CRC */
+	r->my.crc = KIWI_MPA_CRC_OFF;
+	req_valid(r, b);
+}
+
+/* ---- the scenarios: after the MPA exchange (RTR already queued) ---- */
+
+static void hdr_send(struct kiwi_hdr *h)
+{
+	kiwi_hdr_init(h, KIWI_RDMAP_SEND);
+}
+
+static void hdr_write(struct run *r, struct kiwi_hdr *h, u32 stag, u64 to)
+{
+	(void)r;
+	kiwi_hdr_init(h, KIWI_RDMAP_WRITE);
+	h->stag = stag;
+	h->to = to;
+}
+
+static void hdr_rreq(struct run *r, struct kiwi_hdr *h, u32 msn, u32 src_stag,
+		     u64 src_to, u32 size)
+{
+	kiwi_hdr_init(h, KIWI_RDMAP_READ_REQ);
+	h->msn = msn;
+	h->sink_stag = r->sink_stag;
+	h->sink_to = r->sink_to;
+	h->src_stag = src_stag;
+	h->src_to = src_to;
+	h->read_size = size;
+}
+
+static const char ctl_msg[] = "kiwi adversary: hello";
+
+/* Write into the MR, read from the RO MR, Sends: all valid */
+static int sc_control(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	u32 woff = 128, wlen = 512, roff = 64, rlen = 256, i;
+	struct kiwi_hdr h;
+	struct kiwi_tx t;
+	struct kiwi_tx_cfg tc = { .crc = r->res.crc };
+	u8 wbuf[512], rbuf[256];
+	char msg[64];
+
+	if (v->len < woff + wlen || v->ro_len < roff + rlen ||
+	    v->recvs < 2 || v->recv_len < sizeof(msg))
+		return -1;
+	for (i = 0; i < wlen; i++)
+		wbuf[i] = kiwi_adv_wpattern(i, 0xa5);
+	hdr_write(r, &h, v->stag, v->addr + woff);
+	put_fpdu(r, b, &h, wbuf, wlen, false);
+	hdr_rreq(r, &h, 1, v->ro_stag, v->ro_addr + roff, rlen);
+	put_fpdu(r, b, &h, NULL, 0, false);
+	snprintf(msg, sizeof(msg), "verify %u %u %u", woff, wlen, 0xa5);
+	hdr_send(&h);
+	h.msn = 1;
+	put_fpdu(r, b, &h, msg, strlen(msg), false);
+	hdr_send(&h);
+	h.msn = 2;
+	put_fpdu(r, b, &h, ctl_msg, strlen(ctl_msg), false);
+
+	/* what kiwi must answer: one Read Response */
+	for (i = 0; i < rlen; i++)
+		rbuf[i] = kiwi_adv_pattern(roff + i);
+	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
+	h.stag = r->sink_stag;
+	h.to = r->sink_to;
+	kiwi_tx_init(&t, &tc);
+	buf_reserve(&r->exp_rresp, kiwi_tx_wire_len(&t, &h, rlen));
+	r->exp_rresp.len = kiwi_fpdu_build(&t, &h, rbuf, rlen, r->exp_rresp.p,
+					   r->exp_rresp.cap);
+	r->src_off = roff;
+	r->rresp_ok = true;
+	return 0;
+}
+
+static int sc_bad_crc(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	put_fpdu(r, b, &h, ctl_msg, strlen(ctl_msg), true);
+	b->p[b->len - 1] ^= 0x80;	/* last byte of the CRC */
+	return 0;
+}
+
+static int sc_ulpdu_max(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	/* ULPDU Length 0xffff: the field's maximum, beyond any MULPDU */
+	hdr_send(&h);
+	put_fpdu(r, b, &h, zeros, 0xffff - kiwi_hdr_len(&h), true);
+	return 0;
+}
+
+static int sc_opcode(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	h.opcode = 9;		/* reserved: RFC 5040 defines 0 to 7 */
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_ddp_version(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	h.dv = 2;
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_ddp_version_t(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_write(r, &h, r->o->v.stag, r->o->v.addr);
+	h.dv = 0;
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_rdmap_version(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	h.rv = 0;
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+/* an STag whose index no MR of the victim has */
+static u32 stag_unknown(const struct victim *v)
+{
+	u32 s = 0xfffffe00 | (v->stag & 0xff);
+
+	if (s == v->stag || s == v->ro_stag)
+		s ^= 0x100;
+	return s;
+}
+
+static int sc_write_stag(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_write(r, &h, stag_unknown(&r->o->v), r->o->v.addr);
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_write_key(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	/* the MR's index with another key */
+	hdr_write(r, &h, r->o->v.stag ^ 0x01, r->o->v.addr);
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_write_bounds(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	struct kiwi_hdr h;
+
+	/* 32 bytes starting 16 before the MR's end */
+	hdr_write(r, &h, v->stag, v->addr + v->len - 16);
+	put_fpdu(r, b, &h, zeros, 32, true);
+	return 0;
+}
+
+static int sc_write_ro(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	struct kiwi_hdr h;
+
+	hdr_write(r, &h, v->ro_stag, v->ro_addr);
+	put_fpdu(r, b, &h, zeros, 32, true);
+	return 0;
+}
+
+static int sc_read_stag(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	struct kiwi_hdr h;
+
+	hdr_rreq(r, &h, 1, stag_unknown(v), v->ro_addr, 64);
+	put_fpdu(r, b, &h, NULL, 0, true);
+	return 0;
+}
+
+static int sc_read_bounds(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	struct kiwi_hdr h;
+
+	hdr_rreq(r, &h, 1, v->ro_stag, v->ro_addr + v->ro_len - 32, 64);
+	put_fpdu(r, b, &h, NULL, 0, true);
+	return 0;
+}
+
+/*
+ * More Read Requests than kiwi's IRD.  Each reads 8 MiB or more, and our
+ * receive window is tiny: kiwi cannot finish even the first Read
+ * Response until we drain, so every Request stays outstanding and the
+ * one numbered IRD + 1 is the offender.
+ */
+#define IRD_READ_MIN	(8U << 20)
+#define IRD_MAX_TRIED	8
+
+static int sc_read_ird(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	u32 ird = r->res.peer_ird, i;
+	struct kiwi_hdr h;
+
+	if (ird < 1 || ird > IRD_MAX_TRIED || v->ro_len < IRD_READ_MIN) {
+		diag("read-beyond-ird needs 1 <= kiwi's IRD (%u) <= %u and an RO MR of at least %u bytes (%u)",
+		     ird, IRD_MAX_TRIED, IRD_READ_MIN, v->ro_len);
+		return -1;
+	}
+	for (i = 1; i <= ird + 1; i++) {
+		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr, v->ro_len);
+		put_fpdu(r, b, &h, NULL, 0, i == ird + 1);
+	}
+	r->src_off = 0;
+	r->rresp_ok = true;
+	return 0;
+}
+
+static int sc_send_qn(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	h.qn = 3;		/* RDMAP uses queues 0, 1 and 2 */
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_send_msn(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	h.msn = 2;		/* the first Send must carry MSN 1 */
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_send_norecv(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	hdr_send(&h);
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
+static int sc_send_long(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+	u32 n = r->o->v.recv_len + 1;
+
+	if (n > sizeof(zeros))
+		return -1;
+	hdr_send(&h);
+	put_fpdu(r, b, &h, zeros, n, true);
+	return 0;
+}
+
+#define MPA(n, w, o, e, fn) { .name = n, .what = w, .phase = PH_MPA, \
+	.out = o, .err = e, .recvs = -1, .mpa = fn }
+#define FP(n, w, e, fn) { .name = n, .what = w, .phase = PH_FPDU, \
+	.out = OUT_TERM, .err = e, .recvs = -1, .fpdu = fn }
+
+static const struct scen scens[] = {
+	MPA("mpa-bad-key", "MPA Request with a wrong key", OUT_CLOSE,
+	    KIWI_ERR_MPA_KEY, mpa_bad_key),
+	MPA("mpa-pd-oversize", "MPA Request with 600 bytes of private data",
+	    OUT_CLOSE, KIWI_ERR_MPA_PDLEN, mpa_pd_oversize),
+	MPA("mpa-rev3", "MPA Request of revision 3", OUT_REJECT,
+	    KIWI_ERR_MPA_REVISION, mpa_rev3),
+	{ .name = "mpa-no-crc", .what = "MPA Request without CRC",
+	  .phase = PH_MPA, .out = OUT_REJECT, .err = KIWI_ERR_MPA_NOCRC,
+	  .recvs = -1, .kiwi_crc_required = true, .mpa = mpa_nocrc },
+	{ .name = "control", .what = "valid Write, Read Request and Sends",
+	  .phase = PH_FPDU, .out = OUT_OK, .recvs = -1, .fpdu = sc_control },
+	{ .name = "bad-crc", .what = "Send FPDU with a bad CRC",
+	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_MPA_CRC,
+	  .crc = 1, .recvs = -1, .fpdu = sc_bad_crc },
+	FP("ulpdu-max", "Send with ULPDU Length 0xffff", KIWI_ERR_DDP_U_TOOLONG,
+	   sc_ulpdu_max),
+	FP("unknown-opcode", "untagged FPDU with RDMAP opcode 9",
+	   KIWI_ERR_RDMAP_OPCODE, sc_opcode),
+	FP("ddp-version", "Send with DDP version 2", KIWI_ERR_DDP_U_VERSION,
+	   sc_ddp_version),
+	FP("ddp-version-tagged", "Write with DDP version 0",
+	   KIWI_ERR_DDP_T_VERSION, sc_ddp_version_t),
+	FP("rdmap-version", "Send with RDMAP version 0",
+	   KIWI_ERR_RDMAP_VERSION, sc_rdmap_version),
+	FP("write-bad-stag", "Write to an STag no MR has",
+	   KIWI_ERR_DDP_T_STAG, sc_write_stag),
+	FP("write-bad-key", "Write to the MR's STag with another key",
+	   KIWI_ERR_DDP_T_STAG, sc_write_key),
+	FP("write-bounds", "Write crossing the MR's end",
+	   KIWI_ERR_DDP_T_BOUNDS, sc_write_bounds),
+	FP("write-readonly", "Write to a read-only MR", KIWI_ERR_RDMAP_ACCESS,
+	   sc_write_ro),
+	FP("read-bad-stag", "Read Request from an STag no MR has",
+	   KIWI_ERR_RDMAP_STAG, sc_read_stag),
+	FP("read-bounds", "Read Request crossing the RO MR's end",
+	   KIWI_ERR_RDMAP_BOUNDS, sc_read_bounds),
+	{ .name = "read-beyond-ird", .what = "IRD + 1 outstanding Read Requests",
+	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_RDMAP_STREAM,
+	  .recvs = -1, .small_rcvbuf = true, .fpdu = sc_read_ird },
+	FP("send-bad-qn", "Send on queue 3", KIWI_ERR_DDP_U_QN, sc_send_qn),
+	FP("send-bad-msn", "first Send with MSN 2", KIWI_ERR_DDP_U_MSN_RANGE,
+	   sc_send_msn),
+	{ .name = "send-no-recv", .what = "Send with no receive posted",
+	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_DDP_U_MSN_NOBUF,
+	  .recvs = 0, .fpdu = sc_send_norecv },
+	FP("send-too-long", "Send one byte longer than the posted receive",
+	   KIWI_ERR_DDP_U_TOOLONG, sc_send_long),
+};
+
+#define NSCEN (sizeof(scens) / sizeof(scens[0]))
+
+static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc)
+{
+	if (s->crc > 0 && !crc)
+		return false;
+	if (s->crc < 0 && crc)
+		return false;
+	if (s->kiwi_crc_required && kiwi_crc != KIWI_MPA_CRC_REQUIRED)
+		return false;
+	/* kiwi refuses every Request without C when it requires CRC */
+	if (kiwi_crc == KIWI_MPA_CRC_REQUIRED && !crc)
+		return false;
+	return true;
+}
+
+static void run_init(struct run *r, const struct opts *o, const struct scen *s)
+{
+	int n;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->s = s;
+	my_cfg(r, o->crc);
+	kiwi_cfg(r);
+	r->sink_stag = 0x00c0ffee;
+	r->sink_to = 0x1000;
+	n = snprintf(r->pd, sizeof(r->pd), "%s/%s", o->tag, s->name);
+	if (s->recvs >= 0)
+		n += snprintf(r->pd + n, sizeof(r->pd) - n, " recvs=%d",
+			      s->recvs);
+	r->pd_len = n;
+}
+
+static void run_free(struct run *r)
+{
+	buf_free(&r->exp);
+	buf_free(&r->exp_rresp);
+}
+
+/* the FPDU stream after the MPA exchange: RTR, then the scenario's */
+static int build_fpdus(struct run *r, struct buf *b)
+{
+	struct kiwi_tx_cfg tc = { .crc = r->res.crc,
+				  .markers = r->res.markers_tx };
+	struct kiwi_hdr h;
+
+	kiwi_tx_init(&r->tx, &tc);
+	if (kiwi_mpa_rtr_hdr(&r->res, &h))
+		return -1;
+	put_fpdu(r, b, &h, NULL, 0, false);
+	return r->s->fpdu(r, b);
+}
+
+/* the Terminate kiwi must send for the scenario's error */
+static void expect_term(struct run *r)
+{
+	struct kiwi_tx_cfg tc = { .crc = r->res.crc,
+				  .markers = r->res.markers_tx };
+	struct kiwi_tx t;
+	struct kiwi_hdr h;
+	int n;
+
+	kiwi_term_build(&h, r->s->err, r->bad, r->bad_len, 1);
+	kiwi_tx_init(&t, &tc);
+	r->exp.len = 0;
+	buf_reserve(&r->exp, KIWI_WIRE_HDR_MAX + 8);
+	n = kiwi_fpdu_build(&t, &h, NULL, 0, r->exp.p, r->exp.cap);
+	if (n < 0) {
+		fprintf(stderr, "Terminate build: %d\n", n);
+		exit(2);
+	}
+	r->exp.len = n;
+}
+
+/*
+ * What kiwi's CM must answer an MPA Request, decided by the core with
+ * kiwi's policy: nothing (close), a Reply with R, or the accepting Reply
+ * with the victim's private data.  Returns the error found.
+ */
+static enum kiwi_err mpa_model(struct run *r, const struct buf *req,
+			       struct buf *reply)
+{
+	static struct kiwi_mpa_parser p;
+	struct kiwi_mpa_result res;
+	enum kiwi_err err;
+	u32 used;
+	int rv, n;
+
+	reply->len = 0;
+	kiwi_mpa_parser_init(&p, false);
+	rv = kiwi_mpa_parse(&p, req->p, req->len, &used);
+	if (rv < 0)
+		return p.err;
+	if (rv == 0)
+		return KIWI_ERR_MPA_REQREP;
+	err = kiwi_mpa_accept(&r->kiwi, &p.f, &res);
+	buf_reserve(reply, sizeof(struct kiwi_mpa_rr) + KIWI_MPA_PD_MAX);
+	if (err)
+		n = kiwi_mpa_rep_build(&res, true, NULL, 0, reply->p,
+				       reply->cap);
+	else
+		n = kiwi_mpa_rep_build(&res, false, KIWI_ADV_VICTIM_PD,
+				       strlen(KIWI_ADV_VICTIM_PD), reply->p,
+				       reply->cap);
+	if (n < 0) {
+		fprintf(stderr, "kiwi_mpa_rep_build: %d\n", n);
+		exit(2);
+	}
+	reply->len = n;
+	return err;
+}
+
+static const char *term_desc(enum kiwi_err err, char *s, size_t n)
+{
+	const struct kiwi_err_desc *d = kiwi_err_desc(err);
+
+	snprintf(s, n, "Terminate %u/%u/0x%02x (%s)%s", d->layer, d->etype,
+		 d->ecode, d->name,
+		 d->hdrs == KIWI_TERM_HDR_NONE ? "" :
+		 d->hdrs == KIWI_TERM_HDR_DDP ? " with M, D and the DDP header" :
+		 " with M, D, the DDP header (R and the RDMAP header for a Read Request)");
+	return s;
+}
+
+/* ---- checking what kiwi sent ---- */
+
+static void term_explain(const char *who, const u8 *p, u32 len, bool crc)
+{
+	struct kiwi_rx_cfg rc = { .crc = crc };
+	struct kiwi_rx rx;
+	struct kiwi_rx_event ev;
+	u32 off = 0;
+
+	kiwi_rx_init(&rx, &rc);
+	while (off < len) {
+		off += kiwi_rx_feed(&rx, p + off, len - off, &ev);
+		if (ev.type == KIWI_RX_ERROR) {
+			diag("%s: the core rejects it: %s", who,
+			     kiwi_err_desc(ev.err)->name);
+			return;
+		}
+		if (ev.type == KIWI_RX_HDR) {
+			const struct kiwi_term_info *t = &ev.hdr->term;
+
+			if (ev.hdr->opcode != KIWI_RDMAP_TERMINATE) {
+				diag("%s: opcode %u, not a Terminate", who,
+				     ev.hdr->opcode);
+				return;
+			}
+			diag("%s: Terminate layer %u type %u code 0x%02x M=%d D=%d R=%d seg_len %u qn %u msn %u",
+			     who, t->layer, t->etype, t->ecode, t->m, t->d,
+			     t->r, t->seg_len, ev.hdr->qn, ev.hdr->msn);
+			return;
+		}
+	}
+}
+
+/*
+ * Check the bytes kiwi sent after its MPA Reply: any Read Responses the
+ * scenario allows (each a valid FPDU carrying the RO MR's bytes), then
+ * exactly the expected Terminate, or (control) exactly the expected Read
+ * Response.  Returns 0 when they match; explains itself otherwise.
+ */
+static int check_stream(const struct run *r, const u8 *p, u32 len,
+			bool verbose)
+{
+	struct kiwi_rx_cfg rc = { .crc = r->res.crc,
+				  .markers = r->res.markers_rx };
+	struct kiwi_rx rx;
+	struct kiwi_rx_event ev;
+	u32 off = 0, start = 0, nresp = 0;
+	bool in_resp = false, found = false;
+	u64 to = 0;
+	u32 i;
+
+	if (r->s->out == OUT_OK) {
+		if (len == r->exp_rresp.len &&
+		    !memcmp(p, r->exp_rresp.p, len))
+			return 0;
+		if (verbose) {
+			hexdump("expected (Read Response)", r->exp_rresp.p,
+				r->exp_rresp.len, 0);
+			hexdump("received", p, len, 0);
+			term_explain("received", p, len, r->res.crc);
+		}
+		return -1;
+	}
+
+	kiwi_rx_init(&rx, &rc);
+	while (off < len && !found) {
+		u32 used = kiwi_rx_feed(&rx, p + off, len - off, &ev);
+
+		switch (ev.type) {
+		case KIWI_RX_HDR:
+			start = rx.len_pos;
+			if (ev.hdr->opcode == KIWI_RDMAP_READ_RESP &&
+			    r->rresp_ok && ev.hdr->stag == r->sink_stag) {
+				in_resp = true;
+				to = ev.hdr->to;
+				break;
+			}
+			found = true;
+			break;
+		case KIWI_RX_DATA:
+			kiwi_rx_crc_data(&rx, p + off + ev.off, ev.len);
+			for (i = 0; in_resp && i < ev.len; i++) {
+				u64 at = r->src_off + (to - r->sink_to) + i;
+
+				if (p[off + ev.off + i] != kiwi_adv_pattern(at)) {
+					if (verbose)
+						diag("Read Response byte at source offset %llu is 0x%02x, not 0x%02x",
+						     (unsigned long long)at,
+						     p[off + ev.off + i],
+						     kiwi_adv_pattern(at));
+					return -1;
+				}
+			}
+			to += ev.len;
+			break;
+		case KIWI_RX_DONE:
+			if (in_resp)
+				nresp++;
+			in_resp = false;
+			start = rx.pos;
+			break;
+		case KIWI_RX_ERROR:
+			/* compare from the FPDU the core cannot accept */
+			start = rx.len_pos;
+			found = true;
+			break;
+		case KIWI_RX_MORE:
+			break;
+		}
+		off += used;
+	}
+	if (verbose && nresp)
+		diag("%u Read Response FPDUs (valid, carrying the RO MR's bytes) before the end",
+		     nresp);
+	if (len - start == r->exp.len && !memcmp(p + start, r->exp.p, len - start))
+		return 0;
+	if (verbose) {
+		u32 d = 0;
+
+		while (d < r->exp.len && start + d < len &&
+		       p[start + d] == r->exp.p[d])
+			d++;
+		diag("first difference at byte %u of the Terminate (stream offset %u)",
+		     d, start + d);
+		hexdump("expected", r->exp.p, r->exp.len, 0);
+		hexdump("received", p + start, len - start, 0);
+		term_explain("expected", r->exp.p, r->exp.len, r->res.crc);
+		if (len > start)
+			term_explain("received", p + start, len - start,
+				     r->res.crc);
+	}
+	return -1;
+}
+
+/* ---- the socket ---- */
+
+enum end { END_EOF, END_RST, END_TIMEOUT, END_ERROR, END_FULL };
+
+static const char *end_name(enum end e)
+{
+	static const char *const n[] = { "EOF", "RST", "timeout", "error",
+					 "too much data" };
+
+	return n[e];
+}
+
+#define READ_CAP	(200U << 20)
+
+/* read until EOF/RST, the deadline, or (stop_at) that many bytes */
+static enum end read_all(int fd, struct buf *b, long long deadline,
+			 u32 stop_at)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		long long left = deadline - now_ms();
+		ssize_t n;
+
+		if (stop_at && b->len >= stop_at)
+			return END_TIMEOUT;
+		if (left <= 0)
+			return END_TIMEOUT;
+		if (poll(&pfd, 1, left > 1000 ? 1000 : left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return END_ERROR;
+		}
+		if (!pfd.revents)
+			continue;
+		if (b->len >= READ_CAP)
+			return END_FULL;
+		buf_reserve(b, 1 << 16);
+		n = recv(fd, b->p + b->len, 1 << 16, 0);
+		if (n == 0)
+			return END_EOF;
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return errno == ECONNRESET ? END_RST : END_ERROR;
+		}
+		b->len += n;
+	}
+}
+
+/* send everything; a peer that closes early is not an error here */
+static int send_all(int fd, const u8 *p, u32 len, long long deadline)
+{
+	u32 off = 0;
+
+	while (off < len) {
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		ssize_t n;
+
+		if (now_ms() >= deadline)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		n = send(fd, p + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		off += n;
+	}
+	return 0;
+}
+
+static int dial(const struct opts *o, bool small_rcvbuf)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(o->port) };
+	int fd, one = 1, small = 4096;
+
+	if (inet_pton(AF_INET, o->addr, &sa.sin_addr) != 1)
+		return -EINVAL;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* before connect, so the window scale stays small too */
+	if (small_rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* ---- one scenario against kiwi ---- */
+
+static void live_mpa(struct run *r, int fd, const char *label)
+{
+	struct buf req = { 0 }, got = { 0 };
+	long long deadline = now_ms() + r->o->timeout_ms;
+	enum kiwi_err err;
+	enum end e;
+	char what[160];
+	int rv;
+
+	r->s->mpa(r, &req);
+	err = mpa_model(r, &req, &r->exp);
+	if (err != r->s->err)
+		diag("the core finds %s in this Request, not %s",
+		     kiwi_err_desc(err)->name, kiwi_err_desc(r->s->err)->name);
+	if (r->s->out == OUT_CLOSE)
+		r->exp.len = 0;
+	rv = send_all(fd, req.p, req.len, deadline);
+	if (rv)
+		diag("sending the Request: %s", strerror(-rv));
+	e = read_all(fd, &got, deadline, 0);
+	if (r->s->out == OUT_CLOSE)
+		snprintf(what, sizeof(what), "no reply (%s)",
+			 kiwi_err_desc(r->s->err)->name);
+	else
+		snprintf(what, sizeof(what), "an MPA Reply with R (%s)",
+			 kiwi_err_desc(r->s->err)->name);
+	if (got.len == r->exp.len && !memcmp(got.p, r->exp.p, got.len)) {
+		tap(1, "%s: %s: kiwi sends %s, byte for byte", label,
+		    r->s->what, what);
+	} else {
+		tap(0, "%s: %s: kiwi sends %s, byte for byte", label,
+		    r->s->what, what);
+		hexdump("expected", r->exp.p, r->exp.len, 0);
+		hexdump("received", got.p, got.len, 0);
+	}
+	tap(e == END_EOF || e == END_RST,
+	    "%s: then the connection is closed (%s)", label, end_name(e));
+	buf_free(&req);
+	buf_free(&got);
+}
+
+static void live_fpdu(struct run *r, int fd, const char *label)
+{
+	static struct kiwi_mpa_parser p;
+	struct buf req = { 0 }, got = { 0 }, out = { 0 }, exp_rep = { 0 };
+	long long deadline = now_ms() + r->o->timeout_ms;
+	u32 used = 0, rest;
+	enum kiwi_err err;
+	enum end e = END_ERROR;
+	char what[200];
+	int rv = 0;
+
+	if (r->s->out == OUT_OK)
+		snprintf(what, sizeof(what),
+			 "kiwi answers the Read Request byte for byte and sends no Terminate");
+	else
+		term_desc(r->s->err, what, sizeof(what));
+
+	req_valid(r, &req);
+	mpa_model(r, &req, &exp_rep);
+	rv = send_all(fd, req.p, req.len, deadline);
+	/* the Reply, parsed by the core; whatever follows it is kept */
+	kiwi_mpa_parser_init(&p, true);
+	while (!rv) {
+		u32 before = got.len;
+
+		e = read_all(fd, &got, deadline, before + 1);
+		if (got.len == before) {
+			rv = -1;
+			diag("no MPA Reply: %s after %u bytes", end_name(e),
+			     got.len);
+			break;
+		}
+		rv = kiwi_mpa_parse(&p, got.p + used, got.len - used, &rest);
+		used += rest;
+		if (rv == 1) {
+			rv = 0;
+			break;
+		}
+		if (rv < 0) {
+			diag("malformed MPA Reply: %s",
+			     kiwi_err_desc(p.err)->name);
+			break;
+		}
+	}
+	if (!rv) {
+		err = kiwi_mpa_connect(&r->my, &p.f, &r->res);
+		if (err) {
+			diag("MPA exchange failed: %s", kiwi_err_desc(err)->name);
+			rv = -1;
+		}
+	}
+	if (r->s->out == OUT_OK) {
+		bool same = used == exp_rep.len && !memcmp(got.p, exp_rep.p, used);
+
+		tap(!rv && same,
+		    "%s: MPA Reply (rev 2, enhanced, p2p Write RTR, CRC %s, IRD/ORD %u/%u, victim's private data) byte for byte",
+		    label, r->res.crc ? "on" : "off", r->kiwi.ird,
+		    r->kiwi.ord);
+		if (!same) {
+			hexdump("expected", exp_rep.p, exp_rep.len, 0);
+			hexdump("received", got.p, used, 0);
+		}
+	}
+	if (rv) {
+		hexdump("received", got.p, got.len, 0);
+		tap(0, "%s: %s: %s, byte for byte", label, r->s->what, what);
+		tap(0, "%s: then the connection is closed", label);
+		goto out;
+	}
+	/* keep only what follows the Reply */
+	memmove(got.p, got.p + used, got.len - used);
+	got.len -= used;
+
+	if (build_fpdus(r, &out)) {
+		tap(0, "%s: %s: cannot build the FPDUs against this victim",
+		    label, r->s->what);
+		goto out;
+	}
+	if (r->s->out == OUT_TERM)
+		expect_term(r);
+	rv = send_all(fd, out.p, out.len, deadline);
+	if (rv)
+		diag("sending: %s (after kiwi closed?)", strerror(-rv));
+	if (r->s->small_rcvbuf) {
+		int big = 8 << 20;
+
+		/* let kiwi take in every Request, then open the window */
+		usleep(500 * 1000);
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	}
+	if (r->s->out == OUT_OK) {
+		/* the Read Response, then our FIN, then kiwi's */
+		e = read_all(fd, &got, deadline, r->exp_rresp.len);
+		shutdown(fd, SHUT_WR);
+		e = read_all(fd, &got, now_ms() + r->o->timeout_ms, 0);
+	} else {
+		/* with Read Responses backed up, draining takes longer */
+		e = read_all(fd, &got, now_ms() + r->o->timeout_ms *
+			     (r->s->small_rcvbuf ? 4 : 1), 0);
+	}
+	tap(!check_stream(r, got.p, got.len, false), "%s: %s: %s%s", label,
+	    r->s->what, what, r->s->out == OUT_OK ? "" : ", byte for byte");
+	if (check_stream(r, got.p, got.len, true))
+		diag("kiwi's stream ended with %s", end_name(e));
+	tap(e == END_EOF || e == END_RST,
+	    "%s: then the connection is closed (%s)", label, end_name(e));
+out:
+	buf_free(&req);
+	buf_free(&got);
+	buf_free(&out);
+	buf_free(&exp_rep);
+}
+
+static bool selected(const struct opts *o, const char *name)
+{
+	const char *s = o->only;
+	size_t n = strlen(name);
+
+	if (!s)
+		return true;
+	while ((s = strstr(s, name))) {
+		if ((s == o->only || s[-1] == ',') &&
+		    (s[n] == ',' || s[n] == 0))
+			return true;
+		s += n;
+	}
+	return false;
+}
+
+static int live(const struct opts *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < NSCEN; i++) {
+		const struct scen *s = &scens[i];
+		char label[128];
+		struct run r;
+		int fd;
+
+		if (!selected(o, s->name) || !scen_applies(s, o->crc, o->kiwi_crc))
+			continue;
+		snprintf(label, sizeof(label), "%s/%s", o->tag, s->name);
+		run_init(&r, o, s);
+		fd = dial(o, s->small_rcvbuf);
+		if (fd < 0) {
+			tap(0, "%s: connect to %s:%d: %s", label, o->addr,
+			    o->port, strerror(-fd));
+			continue;
+		}
+		if (s->phase == PH_MPA)
+			live_mpa(&r, fd, label);
+		else
+			live_fpdu(&r, fd, label);
+		close(fd);
+		run_free(&r);
+	}
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+/* ---- self-test: the frames against a model of kiwi's receiver ---- */
+
+struct model {
+	const struct victim *v;
+	struct kiwi_mpa_result res;
+	u32 recvs;
+	u32 outstanding;
+	bool rtr_seen;
+};
+
+/* what kiwi's receive path must conclude about one header (after the core) */
+static enum kiwi_err model_hdr(struct model *m, const struct kiwi_hdr *h,
+			       u32 payload)
+{
+	const struct victim *v = m->v;
+
+	if (!m->rtr_seen) {
+		m->rtr_seen = true;
+		return kiwi_mpa_rtr_check(&m->res, h, payload);
+	}
+	switch (h->opcode) {
+	case KIWI_RDMAP_WRITE:
+		if (h->stag == v->stag) {
+			if (h->to < v->addr || h->to + payload > v->addr + v->len)
+				return KIWI_ERR_DDP_T_BOUNDS;
+			return KIWI_OK;
+		}
+		if (h->stag == v->ro_stag)
+			return KIWI_ERR_RDMAP_ACCESS;
+		return KIWI_ERR_DDP_T_STAG;
+	case KIWI_RDMAP_READ_REQ:
+		if (h->src_stag == v->ro_stag || h->src_stag == v->stag) {
+			u64 base = h->src_stag == v->ro_stag ? v->ro_addr : v->addr;
+			u32 len = h->src_stag == v->ro_stag ? v->ro_len : v->len;
+
+			if (h->src_to < base ||
+			    h->src_to + h->read_size > base + len)
+				return KIWI_ERR_RDMAP_BOUNDS;
+		} else {
+			return KIWI_ERR_RDMAP_STAG;
+		}
+		if (++m->outstanding > m->res.ird)
+			return KIWI_ERR_RDMAP_STREAM;
+		return KIWI_OK;
+	case KIWI_RDMAP_SEND:
+		if (!m->recvs)
+			return KIWI_ERR_DDP_U_MSN_NOBUF;
+		if (h->mo + payload > v->recv_len)
+			return KIWI_ERR_DDP_U_TOOLONG;
+		if (h->last)
+			m->recvs--;
+		return KIWI_OK;
+	}
+	return KIWI_ERR_RDMAP_OPCODE;
+}
+
+/* run a stream through the core and the model; the first error or OK */
+static enum kiwi_err model_stream(struct model *m, const u8 *p, u32 len,
+				  u8 *bad, u32 *bad_len, u32 *nfpdu)
+{
+	struct kiwi_rx_cfg rc = { .crc = m->res.crc,
+				  .markers = m->res.markers_rx };
+	struct kiwi_rx rx;
+	struct kiwi_rx_event ev;
+	enum kiwi_err err;
+	u32 off = 0;
+	const u8 *raw;
+
+	*nfpdu = 0;
+	kiwi_rx_init(&rx, &rc);
+	while (off < len) {
+		u32 used = kiwi_rx_feed(&rx, p + off, len - off, &ev);
+
+		switch (ev.type) {
+		case KIWI_RX_HDR:
+			raw = kiwi_rx_raw_hdr(&rx, bad_len);
+			memcpy(bad, raw, *bad_len);
+			err = model_hdr(m, ev.hdr, ev.payload_len);
+			if (err)
+				return err;
+			break;
+		case KIWI_RX_DATA:
+			kiwi_rx_crc_data(&rx, p + off + ev.off, ev.len);
+			break;
+		case KIWI_RX_DONE:
+			(*nfpdu)++;
+			break;
+		case KIWI_RX_ERROR:
+			raw = kiwi_rx_raw_hdr(&rx, bad_len);
+			memcpy(bad, raw, *bad_len);
+			return ev.err;
+		case KIWI_RX_MORE:
+			break;
+		}
+		off += used;
+	}
+	return KIWI_OK;
+}
+
+static const struct victim model_victim = {
+	.stag = 0x00000105, .addr = 0x7f1234560000ULL, .len = 65536,
+	.ro_stag = 0x000002c3, .ro_addr = 0x7f2000000000ULL,
+	.ro_len = 16U << 20, .recv_len = 1024, .recvs = 4, .ird = 4, .ord = 4,
+};
+
+static void selftest_one(const struct opts *o, const struct scen *s)
+{
+	struct buf req = { 0 }, reply = { 0 }, stream = { 0 }, mine = { 0 };
+	char label[128], what[200];
+	struct kiwi_mpa_parser *pp;
+	enum kiwi_err err;
+	struct run r;
+	u32 used, n;
+
+	snprintf(label, sizeof(label), "selftest %s/%s", o->tag, s->name);
+	run_init(&r, o, s);
+	if (s->phase == PH_MPA) {
+		bool good = true;
+
+		s->mpa(&r, &req);
+		err = mpa_model(&r, &req, &reply);
+		tap(err == s->err, "%s: the core, as kiwi's CM, finds %s (wanted %s)",
+		    label, kiwi_err_desc(err)->name,
+		    kiwi_err_desc(s->err)->name);
+		if (s->out == OUT_CLOSE) {
+			/* unparseable: nothing to answer */
+			good = kiwi_err_desc(err)->term == false;
+		} else {
+			/* a Reply with R that the initiator's core decodes */
+			pp = calloc(1, sizeof(*pp));
+			kiwi_mpa_parser_init(pp, true);
+			good = kiwi_mpa_parse(pp, reply.p, reply.len, &used) == 1 &&
+			       used == reply.len && pp->f.r &&
+			       kiwi_mpa_connect(&r.my, &pp->f, &r.res) ==
+			       KIWI_ERR_MPA_REJECTED;
+			free(pp);
+		}
+		tap(good, "%s: expected answer: %s", label,
+		    s->out == OUT_CLOSE ? "none, close" :
+		    "an MPA Reply with R the core decodes as a reject");
+		goto out;
+	}
+
+	/* the MPA exchange with the model, as kiwi would do it */
+	req_valid(&r, &req);
+	err = mpa_model(&r, &req, &reply);
+	pp = calloc(1, sizeof(*pp));
+	kiwi_mpa_parser_init(pp, true);
+	if (err || kiwi_mpa_parse(pp, reply.p, reply.len, &used) != 1 ||
+	    kiwi_mpa_connect(&r.my, &pp->f, &r.res)) {
+		tap(0, "%s: the MPA exchange succeeds", label);
+		free(pp);
+		goto out;
+	}
+	free(pp);
+	{
+		struct model m = { .v = &o->v,
+				   .recvs = s->recvs >= 0 ? (u32)s->recvs :
+							    o->v.recvs };
+		struct kiwi_mpa_parser *kp = calloc(1, sizeof(*kp));
+		u8 bad[KIWI_WIRE_HDR_MAX];
+		u32 bad_len = 0;
+
+		/* kiwi's view of the negotiation */
+		kiwi_mpa_parser_init(kp, false);
+		kiwi_mpa_parse(kp, req.p, req.len, &used);
+		kiwi_mpa_accept(&r.kiwi, &kp->f, &m.res);
+		free(kp);
+
+		if (build_fpdus(&r, &stream)) {
+			tap(0, "%s: frames build", label);
+			goto out;
+		}
+		err = model_stream(&m, stream.p, stream.len, bad, &bad_len, &n);
+		if (s->out == OUT_OK) {
+			tap(err == KIWI_OK && n == 5,
+			    "%s: every FPDU passes the core and the model (%u FPDUs, %s)",
+			    label, n, kiwi_err_desc(err)->name);
+			/* the model's Read Response is the expected one */
+			{
+				struct kiwi_tx t;
+				struct kiwi_tx_cfg tc = { .crc = m.res.crc };
+				struct kiwi_hdr h;
+				u8 data[256];
+				u32 i;
+
+				for (i = 0; i < sizeof(data); i++)
+					data[i] = kiwi_adv_pattern(r.src_off + i);
+				kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
+				h.stag = r.sink_stag;
+				h.to = r.sink_to;
+				kiwi_tx_init(&t, &tc);
+				buf_reserve(&mine, 1024);
+				mine.len = kiwi_fpdu_build(&t, &h, data,
+							   sizeof(data),
+							   mine.p, mine.cap);
+			}
+		} else {
+			tap(err == s->err,
+			    "%s: the core and the model, as kiwi's receiver, find %s (wanted %s)",
+			    label, kiwi_err_desc(err)->name,
+			    kiwi_err_desc(s->err)->name);
+			/* kiwi's Terminate, built from what it received */
+			{
+				struct kiwi_tx t;
+				struct kiwi_tx_cfg tc = { .crc = m.res.crc };
+				struct kiwi_hdr h;
+				int k;
+
+				kiwi_term_build(&h, err, bad, bad_len, 1);
+				kiwi_tx_init(&t, &tc);
+				buf_reserve(&mine, 256);
+				k = kiwi_fpdu_build(&t, &h, NULL, 0, mine.p,
+						    mine.cap);
+				mine.len = k > 0 ? k : 0;
+			}
+			expect_term(&r);
+		}
+	}
+	if (s->out == OUT_OK) {
+		tap(mine.len == r.exp_rresp.len &&
+		    !memcmp(mine.p, r.exp_rresp.p, mine.len),
+		    "%s: the expected Read Response is what the model sends",
+		    label);
+	} else {
+		tap(mine.len == r.exp.len && !memcmp(mine.p, r.exp.p, mine.len),
+		    "%s: the expected %s is what the model sends", label,
+		    term_desc(s->err, what, sizeof(what)));
+	}
+	/* the checker accepts the right answer and refuses a flipped bit */
+	{
+		int okay = !check_stream(&r, mine.p, mine.len, false);
+		int caught = 1;
+		u32 i;
+
+		for (i = 0; i < mine.len && caught; i += 1 + i / 8) {
+			mine.p[i] ^= 0x10;
+			caught = check_stream(&r, mine.p, mine.len, false) != 0;
+			mine.p[i] ^= 0x10;
+		}
+		if (mine.len)
+			caught = caught && check_stream(&r, mine.p,
+							mine.len - 1,
+							false) != 0;
+		tap(okay && caught && mine.len,
+		    "%s: the checker accepts the expected bytes and refuses them with any byte altered or cut",
+		    label);
+	}
+out:
+	run_free(&r);
+	buf_free(&req);
+	buf_free(&reply);
+	buf_free(&stream);
+	buf_free(&mine);
+}
+
+static int selftest(struct opts *o)
+{
+	static const u8 policies[] = { KIWI_MPA_CRC_OFF, KIWI_MPA_CRC_REQUIRED };
+	unsigned int i, c, k;
+
+	o->v = model_victim;
+	o->kiwi_ird = model_victim.ird;
+	o->kiwi_ord = model_victim.ord;
+	for (k = 0; k < 2; k++) {
+		for (c = 0; c < 2; c++) {
+			char tag[32];
+
+			o->crc = c;
+			o->kiwi_crc = policies[k];
+			snprintf(tag, sizeof(tag), "kiwi-crc-%s/crc-%s",
+				 k ? "required" : "off", c ? "on" : "off");
+			o->tag = tag;
+			for (i = 0; i < NSCEN; i++)
+				if (scen_applies(&scens[i], o->crc, o->kiwi_crc) &&
+				    selected(o, scens[i].name))
+					selftest_one(o, &scens[i]);
+		}
+	}
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: adversary --selftest\n"
+		"       adversary -a ADDR -p PORT --victim-file F [--crc on|off]\n"
+		"                 [--kiwi-crc off|preferred|required] [--kiwi-ird N]\n"
+		"                 [--kiwi-ord N] [--tag T] [--only N1,N2] [--timeout SEC]\n"
+		"       adversary --list\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "selftest", no_argument, NULL, 'S' },
+		{ "list", no_argument, NULL, 'L' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "victim-file", required_argument, NULL, 'v' },
+		{ "crc", required_argument, NULL, 'c' },
+		{ "kiwi-crc", required_argument, NULL, 'k' },
+		{ "kiwi-ird", required_argument, NULL, 'i' },
+		{ "kiwi-ord", required_argument, NULL, 'o' },
+		{ "tag", required_argument, NULL, 't' },
+		{ "only", required_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ 0 }
+	};
+	struct opts o = { .port = 0, .kiwi_crc = KIWI_MPA_CRC_OFF,
+			  .kiwi_ird = 4, .kiwi_ord = 4, .timeout_ms = 20000,
+			  .tag = "adv" };
+	const char *vfile = NULL;
+	bool self = false;
+	unsigned int i;
+	int c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getopt_long(argc, argv, "a:p:", lo, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			self = true;
+			break;
+		case 'L':
+			for (i = 0; i < NSCEN; i++)
+				printf("%-20s %s\n", scens[i].name, scens[i].what);
+			return 0;
+		case 'a':
+			o.addr = optarg;
+			break;
+		case 'p':
+			o.port = atoi(optarg);
+			break;
+		case 'v':
+			vfile = optarg;
+			break;
+		case 'c':
+			o.crc = !strcmp(optarg, "on");
+			break;
+		case 'k':
+			if (!strcmp(optarg, "off"))
+				o.kiwi_crc = KIWI_MPA_CRC_OFF;
+			else if (!strcmp(optarg, "preferred"))
+				o.kiwi_crc = KIWI_MPA_CRC_PREFERRED;
+			else if (!strcmp(optarg, "required"))
+				o.kiwi_crc = KIWI_MPA_CRC_REQUIRED;
+			else
+				usage();
+			break;
+		case 'i':
+			o.kiwi_ird = atoi(optarg);
+			break;
+		case 'o':
+			o.kiwi_ord = atoi(optarg);
+			break;
+		case 't':
+			o.tag = optarg;
+			break;
+		case 'n':
+			o.only = optarg;
+			break;
+		case 'T':
+			o.timeout_ms = atoi(optarg) * 1000;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (self)
+		return selftest(&o);
+	if (!o.addr || !o.port || !vfile)
+		usage();
+	if (victim_load(&o.v, vfile)) {
+		fprintf(stderr, "adversary: no complete %s line in %s\n",
+			KIWI_ADV_INFO_TAG, vfile);
+		return 2;
+	}
+	return live(&o);
+}
