@@ -211,6 +211,7 @@ struct opts {
 	u16 kiwi_ird;
 	u16 kiwi_ord;
 	int timeout_ms;
+	bool no_p2p;		/* no RTR: for peers without p2p mode (siw) */
 	const char *tag;
 	const char *only;
 	struct victim v;
@@ -261,8 +262,8 @@ static void my_cfg(struct run *r, bool crc)
 	memset(&r->my, 0, sizeof(r->my));
 	r->my.rev = 2;
 	r->my.crc = crc ? KIWI_MPA_CRC_PREFERRED : KIWI_MPA_CRC_OFF;
-	r->my.p2p = true;
-	r->my.rtr = KIWI_RTR_WRITE;
+	r->my.p2p = !r->o->no_p2p;
+	r->my.rtr = r->my.p2p ? KIWI_RTR_WRITE : 0;
 	r->my.ird = 16;
 	r->my.ord = 64;
 }
@@ -272,7 +273,7 @@ static void kiwi_cfg(struct run *r)
 	memset(&r->kiwi, 0, sizeof(r->kiwi));
 	r->kiwi.rev = 2;
 	r->kiwi.crc = r->o->kiwi_crc;
-	r->kiwi.p2p = true;
+	r->kiwi.p2p = !r->o->no_p2p;
 	r->kiwi.rtr = KIWI_RTR_WRITE;
 	r->kiwi.ird = r->o->kiwi_ird;
 	r->kiwi.ord = r->o->kiwi_ord;
@@ -691,6 +692,11 @@ static const struct scen scens[] = {
 
 #define NSCEN (sizeof(scens) / sizeof(scens[0]))
 
+static const char *const outcome_name[] = {
+	[OUT_CLOSE] = "close", [OUT_REJECT] = "reject", [OUT_TERM] = "term",
+	[OUT_OK] = "ok",
+};
+
 static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc)
 {
 	if (s->crc > 0 && !crc)
@@ -737,9 +743,11 @@ static int build_fpdus(struct run *r, struct buf *b)
 	struct kiwi_hdr h;
 
 	kiwi_tx_init(&r->tx, &tc);
-	if (kiwi_mpa_rtr_hdr(&r->res, &h))
-		return -1;
-	put_fpdu(r, b, &h, NULL, 0, false);
+	if (r->res.p2p) {
+		if (kiwi_mpa_rtr_hdr(&r->res, &h))
+			return -1;
+		put_fpdu(r, b, &h, NULL, 0, false);
+	}
 	return r->s->fpdu(r, b);
 }
 
@@ -1405,6 +1413,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 	free(pp);
 	{
 		struct model m = { .v = &o->v,
+				   .rtr_seen = o->no_p2p,
 				   .recvs = s->recvs >= 0 ? (u32)s->recvs :
 							    o->v.recvs };
 		struct kiwi_mpa_parser *kp = calloc(1, sizeof(*kp));
@@ -1423,7 +1432,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 		}
 		err = model_stream(&m, stream.p, stream.len, bad, &bad_len, &n);
 		if (s->out == OUT_OK) {
-			tap(err == KIWI_OK && n == 5,
+			tap(err == KIWI_OK && n == 4u + !o->no_p2p,
 			    "%s: every FPDU passes the core and the model (%u FPDUs, %s)",
 			    label, n, kiwi_err_desc(err)->name);
 			/* the model's Read Response is the expected one */
@@ -1514,11 +1523,12 @@ static int selftest(struct opts *o)
 	o->kiwi_ord = model_victim.ord;
 	for (k = 0; k < 2; k++) {
 		for (c = 0; c < 2; c++) {
-			char tag[32];
+			char tag[64];
 
 			o->crc = c;
 			o->kiwi_crc = policies[k];
-			snprintf(tag, sizeof(tag), "kiwi-crc-%s/crc-%s",
+			snprintf(tag, sizeof(tag), "%skiwi-crc-%s/crc-%s",
+				 o->no_p2p ? "no-p2p/" : "",
 				 k ? "required" : "off", c ? "on" : "off");
 			o->tag = tag;
 			for (i = 0; i < NSCEN; i++)
@@ -1527,7 +1537,6 @@ static int selftest(struct opts *o)
 					selftest_one(o, &scens[i]);
 		}
 	}
-	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }
 
@@ -1557,6 +1566,7 @@ int main(int argc, char **argv)
 		{ "tag", required_argument, NULL, 't' },
 		{ "only", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "no-p2p", no_argument, NULL, 'P' },
 		{ 0 }
 	};
 	struct opts o = { .port = 0, .kiwi_crc = KIWI_MPA_CRC_OFF,
@@ -1574,8 +1584,14 @@ int main(int argc, char **argv)
 			self = true;
 			break;
 		case 'L':
+			/* name, phase, outcome, CRC need, description */
 			for (i = 0; i < NSCEN; i++)
-				printf("%-20s %s\n", scens[i].name, scens[i].what);
+				printf("%s %s %s %s %s\n", scens[i].name,
+				       scens[i].phase == PH_MPA ? "mpa" : "fpdu",
+				       outcome_name[scens[i].out],
+				       scens[i].kiwi_crc_required ? "kiwi-crc-required" :
+				       scens[i].crc > 0 ? "crc" : "any",
+				       scens[i].what);
 			return 0;
 		case 'a':
 			o.addr = optarg;
@@ -1614,12 +1630,22 @@ int main(int argc, char **argv)
 		case 'T':
 			o.timeout_ms = atoi(optarg) * 1000;
 			break;
+		case 'P':
+			o.no_p2p = true;
+			break;
 		default:
 			usage();
 		}
 	}
-	if (self)
-		return selftest(&o);
+	if (self) {
+		selftest(&o);
+		/* and once without peer-to-peer mode (no RTR) */
+		o.no_p2p = true;
+		o.only = "control,send-bad-msn,write-bounds";
+		selftest(&o);
+		printf("1..%d\n", tap_n);
+		return tap_failed ? 1 : 0;
+	}
 	if (!o.addr || !o.port || !vfile)
 		usage();
 	if (victim_load(&o.v, vfile)) {
