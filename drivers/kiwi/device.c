@@ -9,6 +9,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
+#include "cm.h"
 
 /* Reported as vendor_id; "kiw" in ASCII (24-bit field, no OUI of ours). */
 #define KIWI_VENDOR_ID	0x6b6977
@@ -256,42 +257,62 @@ u64 kiwi_ring_key(const struct kiwi_ring *r)
 }
 
 /*
- * Connection management arrives with the connection issue.  Until then
- * these refuse cleanly so that iw_cm and rdma_cm see an error, never a
- * NULL operation.
+ * Per-device MPA policy: one sysfs file per knob, named as the module
+ * parameter that gives its default (cm.c parses and stores).
  */
-static int kiwi_iw_connect(struct iw_cm_id *id,
-			   struct iw_cm_conn_param *param)
+static ssize_t kiwi_pol_show(struct device *dev, struct device_attribute *attr,
+			     char *buf);
+static ssize_t kiwi_pol_store(struct device *dev,
+			      struct device_attribute *attr, const char *buf,
+			      size_t count);
+
+static struct device_attribute kiwi_pol_attrs[KIWI_POL_MAX] = {
+	[KIWI_POL_CRC] = __ATTR(mpa_crc, 0644, kiwi_pol_show, kiwi_pol_store),
+	[KIWI_POL_REV] = __ATTR(mpa_rev, 0644, kiwi_pol_show, kiwi_pol_store),
+	[KIWI_POL_P2P] = __ATTR(mpa_p2p, 0644, kiwi_pol_show, kiwi_pol_store),
+	[KIWI_POL_RTR] = __ATTR(mpa_rtr, 0644, kiwi_pol_show, kiwi_pol_store),
+	[KIWI_POL_MARKERS] = __ATTR(mpa_markers, 0644, kiwi_pol_show,
+				    kiwi_pol_store),
+};
+
+static ssize_t kiwi_pol_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
 {
-	return -EOPNOTSUPP;
+	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
+							  ibdev);
+
+	return kiwi_cm_policy_show(kdev, attr - kiwi_pol_attrs, buf);
 }
 
-static int kiwi_iw_accept(struct iw_cm_id *id,
-			  struct iw_cm_conn_param *param)
+static ssize_t kiwi_pol_store(struct device *dev,
+			      struct device_attribute *attr, const char *buf,
+			      size_t count)
 {
-	return -EOPNOTSUPP;
+	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
+							  ibdev);
+
+	return kiwi_cm_policy_store(kdev, attr - kiwi_pol_attrs, buf, count);
 }
 
-static int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata,
-			  u8 pdata_len)
-{
-	return -EOPNOTSUPP;
-}
+static struct attribute *kiwi_dev_attrs[] = {
+	&kiwi_pol_attrs[KIWI_POL_CRC].attr,
+	&kiwi_pol_attrs[KIWI_POL_REV].attr,
+	&kiwi_pol_attrs[KIWI_POL_P2P].attr,
+	&kiwi_pol_attrs[KIWI_POL_RTR].attr,
+	&kiwi_pol_attrs[KIWI_POL_MARKERS].attr,
+	NULL
+};
 
-static int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
-{
-	return -EOPNOTSUPP;
-}
-
-static int kiwi_iw_destroy_listen(struct iw_cm_id *id)
-{
-	return -EOPNOTSUPP;
-}
+static const struct attribute_group kiwi_dev_attr_group = {
+	.attrs = kiwi_dev_attrs,
+};
 
 static void kiwi_dealloc_driver(struct ib_device *ibdev)
 {
 	struct kiwi_dev *kdev = to_kdev(ibdev);
 
+	/* connections and listeners left over: close and wait for them */
+	kiwi_cm_dev_del(kdev);
 	WARN_ON(!xa_empty(&kdev->qp_xa));
 	WARN_ON(!xa_empty(&kdev->mr_xa));
 	xa_destroy(&kdev->qp_xa);
@@ -314,6 +335,7 @@ const struct ib_device_ops kiwi_dev_ops = {
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dealloc_ucontext = kiwi_dealloc_ucontext,
 	.dereg_mr = kiwi_dereg_mr,
+	.device_group = &kiwi_dev_attr_group,
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.destroy_srq = kiwi_destroy_srq,

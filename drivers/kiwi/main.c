@@ -14,6 +14,68 @@
 #include <rdma/rdma_netlink.h>
 
 #include "kiwi.h"
+#include "cm.h"
+
+/*
+ * MPA policy defaults, copied by each device when it is created; the
+ * device's sysfs files of the same names override them (cm.c, cm.md).
+ */
+static enum kiwi_pol kiwi_param_pols[KIWI_POL_MAX] = {
+	KIWI_POL_CRC, KIWI_POL_REV, KIWI_POL_P2P, KIWI_POL_RTR,
+	KIWI_POL_MARKERS,
+};
+
+static int kiwi_param_pol_set(const char *val, const struct kernel_param *kp)
+{
+	return kiwi_policy_set_default(*(enum kiwi_pol *)kp->arg, val);
+}
+
+static int kiwi_param_pol_get(char *buf, const struct kernel_param *kp)
+{
+	return kiwi_policy_get_default(*(enum kiwi_pol *)kp->arg, buf);
+}
+
+static const struct kernel_param_ops kiwi_param_pol_ops = {
+	.set = kiwi_param_pol_set,
+	.get = kiwi_param_pol_get,
+};
+
+module_param_cb(mpa_crc, &kiwi_param_pol_ops,
+		&kiwi_param_pols[KIWI_POL_CRC], 0644);
+MODULE_PARM_DESC(mpa_crc,
+		 "MPA CRC: off (use it only if the peer asks), preferred, required (default off)");
+module_param_cb(mpa_rev, &kiwi_param_pol_ops,
+		&kiwi_param_pols[KIWI_POL_REV], 0644);
+MODULE_PARM_DESC(mpa_rev, "MPA revision offered: 1 or 2 (default 2)");
+module_param_cb(mpa_p2p, &kiwi_param_pol_ops,
+		&kiwi_param_pols[KIWI_POL_P2P], 0644);
+MODULE_PARM_DESC(mpa_p2p, "peer-to-peer RTR mode (revision 2): 0 or 1 (default 1)");
+module_param_cb(mpa_rtr, &kiwi_param_pol_ops,
+		&kiwi_param_pols[KIWI_POL_RTR], 0644);
+MODULE_PARM_DESC(mpa_rtr, "RTR message: send, write or read (default write)");
+module_param_cb(mpa_markers, &kiwi_param_pol_ops,
+		&kiwi_param_pols[KIWI_POL_MARKERS], 0644);
+MODULE_PARM_DESC(mpa_markers, "ask the peer for MPA Markers: 0 or 1 (default 0)");
+
+static int kiwi_param_timeout_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return kiwi_cm_set_timeout(val);
+}
+
+static int kiwi_param_timeout_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%u\n", kiwi_cm_get_timeout());
+}
+
+static const struct kernel_param_ops kiwi_param_timeout_ops = {
+	.set = kiwi_param_timeout_set,
+	.get = kiwi_param_timeout_get,
+};
+
+module_param_cb(connect_timeout_ms, &kiwi_param_timeout_ops, NULL, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "TCP connect plus MPA exchange limit, ms, 1..600000 (default 10000)");
 
 static atomic_t kiwi_objs[KIWI_OBJ_MAX];
 
@@ -121,6 +183,9 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	/* We bind TCP ports ourselves; no iwpmd port mapper. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+	rv = kiwi_cm_dev_add(kdev);
+	if (rv)
+		goto err_cm;
 
 	/*
 	 * Our own reference to the struct device keeps *kdev allocated until
@@ -159,6 +224,9 @@ err:
 	/* calls our dealloc_driver, which undoes the count */
 	ib_dealloc_device(ibdev);
 	put_device(&ibdev->dev);
+	goto out;
+err_cm:
+	ib_dealloc_device(ibdev);
 out:
 	mutex_unlock(&kiwi_link_mutex);
 	return rv;
@@ -250,8 +318,14 @@ static int __init kiwi_init(void)
 	debugfs_create_file("objects", 0444, kiwi_debugfs, NULL,
 			    &kiwi_objects_fops);
 
+	rv = kiwi_cm_init();
+	if (rv) {
+		debugfs_remove_recursive(kiwi_debugfs);
+		return rv;
+	}
 	rv = register_netdevice_notifier(&kiwi_netdev_nb);
 	if (rv) {
+		kiwi_cm_exit();
 		debugfs_remove_recursive(kiwi_debugfs);
 		return rv;
 	}
@@ -267,6 +341,8 @@ static void __exit kiwi_exit(void)
 	rdma_link_unregister(&kiwi_link_ops);
 	ib_unregister_driver(KIWI_DRIVER_ID);
 	unregister_netdevice_notifier(&kiwi_netdev_nb);
+	/* after the devices: their removal waits for the CM's work */
+	kiwi_cm_exit();
 
 	for (i = 0; i < KIWI_OBJ_MAX; i++)
 		if (atomic_read(&kiwi_objs[i]))

@@ -1,0 +1,1422 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi connection management: iw_cm operations over kernel TCP sockets.
+ *
+ * A struct kiwi_cep (connection endpoint) is either a listener, which owns
+ * one listening socket per local address it covers, or one connection,
+ * which owns one TCP socket from the handshake to the close.  All
+ * sleeping work runs in process context on kiwi_cm_wq: the accept loop
+ * (kicked by the listening socket's sk_data_ready), the MPA exchange with
+ * its timeout, and the reaction to what the engines report (conn.h).
+ *
+ * Connection states (cep->state, changed only under cep->mutex):
+ *
+ *   active:  CONNECTING --(Reply ok, llp_start)--> ESTABLISHED
+ *            CONNECTING --(timeout, reject, error)--> CLOSED
+ *   passive: AWAIT_REQ --(Request ok)--> REQ_RCVD --(iw_accept)--> ESTABLISHED
+ *            AWAIT_REQ --(bad Request, listener gone)--> CLOSED
+ *            REQ_RCVD --(iw_reject, accept failure)--> CLOSED
+ *   both:    ESTABLISHED --(iw_cm graceful disconnect: FIN sent)--> CLOSING
+ *            ESTABLISHED/CLOSING --(peer FIN, RST, Terminate, abort,
+ *                                   FIN wait timeout)--> CLOSED
+ *   listener: LISTEN --(iw_destroy_listen, device removal)--> CLOSED
+ *
+ * Every cep that reached ESTABLISHED gets exactly one IW_CM_EVENT_CLOSE,
+ * after kiwi_qp_llp_stop() and the socket's release.
+ *
+ * References: the allocation reference lives until the cep becomes CLOSED
+ * (kiwi_cep_finish); queued works, timers, children (on their listener)
+ * and callers of the iw_cm operations hold their own.  While CONNECTING or
+ * AWAIT_REQ the handshake work does its blocking socket I/O without the
+ * mutex; others may then only shut the socket down (which wakes the work),
+ * never release it.  Lock order: listener mutex, then a child's mutex,
+ * then cep->lock (a spinlock for what the engines touch from softirq).
+ */
+#include <linux/inetdevice.h>
+#include <linux/module.h>
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "cm.h"
+
+enum kiwi_cep_state {
+	KIWI_CEP_IDLE,
+	KIWI_CEP_LISTEN,
+	KIWI_CEP_CONNECTING,
+	KIWI_CEP_AWAIT_REQ,
+	KIWI_CEP_REQ_RCVD,
+	KIWI_CEP_ESTABLISHED,
+	KIWI_CEP_CLOSING,
+	KIWI_CEP_CLOSED,
+};
+
+/* disconnect requests from kiwi_cm_disconnect(), in cep->disc */
+#define KIWI_DISC_GRACEFUL	BIT(0)
+#define KIWI_DISC_ABORT		BIT(1)
+
+/* MPA Request/Reply with the most private data, or a Terminate */
+#define KIWI_CEP_BUF	(sizeof(struct kiwi_mpa_rr) + KIWI_MPA_PD_MAX)
+
+/* addresses one wildcard listener covers per family */
+#define KIWI_LISTEN_ADDRS	16
+
+/* Per device: its MPA policy and the ceps removal has to wait for. */
+struct kiwi_cm_dev {
+	struct list_head entry;		/* kiwi_cm_devs */
+	struct kiwi_dev *kdev;
+	struct kiwi_mpa_policy pol;
+	spinlock_t lock;		/* ceps */
+	struct list_head ceps;
+	wait_queue_head_t empty;	/* ceps became empty */
+};
+
+struct kiwi_cep {
+	struct kref ref;
+	struct mutex mutex;		/* everything below but the softirq part */
+	enum kiwi_cep_state state;
+	struct kiwi_cm_dev *cdev;
+	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
+	bool reaped;			/* under cdev->lock: device removal saw it */
+	bool dead;			/* device or listener gone: fail handshake */
+
+	struct socket *sock;
+	struct iw_cm_id *cm_id;		/* referenced with add_ref, or listener's */
+	struct kiwi_qp *qp;		/* referenced */
+	unsigned long deadline;		/* jiffies: end of the handshake */
+
+	/* listener */
+	struct list_head lsocks;
+	struct list_head children;	/* children still reading their Request */
+	int backlog;
+
+	/* passive connection */
+	struct kiwi_cep *parent;	/* referenced */
+	struct list_head child_entry;
+
+	/* engines' reports and disconnect requests, any context */
+	spinlock_t lock;
+	unsigned long llp_events;	/* BIT(enum kiwi_llp_event) */
+	unsigned long disc;		/* KIWI_DISC_* */
+
+	struct work_struct work;	/* handshake: connect or read Request */
+	struct work_struct event_work;
+	struct delayed_work close_timer;	/* bounded wait for the FIN */
+
+	struct kiwi_mpa_cfg cfg;
+	struct kiwi_mpa_result res;
+	struct kiwi_mpa_parser parser;
+	struct sockaddr_storage laddr;
+	struct sockaddr_storage raddr;
+	u16 pd_len;			/* initiator's private data */
+	u8 pd[KIWI_MPA_PD_MAX];
+	u8 buf[KIWI_CEP_BUF];
+};
+
+/* One listening socket of a listener. */
+struct kiwi_lsock {
+	struct list_head entry;
+	struct kiwi_cep *cep;		/* the listener outlives us */
+	struct socket *sock;
+	struct work_struct work;	/* accept loop */
+};
+
+static struct workqueue_struct *kiwi_cm_wq;
+static LIST_HEAD(kiwi_cm_devs);
+static DEFINE_MUTEX(kiwi_cm_devs_mutex);
+/* TCP's own sk_data_ready, for sockets cloned from our listeners */
+static void (*kiwi_tcp_data_ready)(struct sock *sk);
+
+/* ---- policy ---- */
+
+struct kiwi_pol_name {
+	const char *name;
+	u8 val;
+};
+
+static const struct kiwi_pol_name kiwi_pol_crc[] = {
+	{ "off", KIWI_MPA_CRC_OFF },
+	{ "preferred", KIWI_MPA_CRC_PREFERRED },
+	{ "required", KIWI_MPA_CRC_REQUIRED },
+	{ }
+};
+
+static const struct kiwi_pol_name kiwi_pol_rev[] = {
+	{ "1", 1 }, { "2", 2 }, { }
+};
+
+static const struct kiwi_pol_name kiwi_pol_bool[] = {
+	{ "0", 0 }, { "1", 1 }, { }
+};
+
+static const struct kiwi_pol_name kiwi_pol_rtr[] = {
+	{ "send", KIWI_RTR_SEND },
+	{ "write", KIWI_RTR_WRITE },
+	{ "read", KIWI_RTR_READ },
+	{ }
+};
+
+static const struct kiwi_pol_name *const kiwi_pol_names[KIWI_POL_MAX] = {
+	[KIWI_POL_CRC] = kiwi_pol_crc,
+	[KIWI_POL_REV] = kiwi_pol_rev,
+	[KIWI_POL_P2P] = kiwi_pol_bool,
+	[KIWI_POL_RTR] = kiwi_pol_rtr,
+	[KIWI_POL_MARKERS] = kiwi_pol_bool,
+};
+
+static struct kiwi_mpa_policy kiwi_pol_default = {
+	.v = {
+		[KIWI_POL_CRC] = KIWI_MPA_CRC_OFF,
+		[KIWI_POL_REV] = 2,
+		[KIWI_POL_P2P] = 1,
+		[KIWI_POL_RTR] = KIWI_RTR_WRITE,
+		[KIWI_POL_MARKERS] = 0,
+	},
+};
+
+static unsigned int kiwi_connect_timeout_ms = 10000;
+#define KIWI_TIMEOUT_MAX_MS	600000
+
+static int kiwi_pol_parse(enum kiwi_pol pol, const char *val, u8 *out)
+{
+	const struct kiwi_pol_name *n;
+
+	if (pol >= KIWI_POL_MAX || !val)
+		return -EINVAL;
+	for (n = kiwi_pol_names[pol]; n->name; n++) {
+		if (sysfs_streq(val, n->name)) {
+			*out = n->val;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static const char *kiwi_pol_name(enum kiwi_pol pol, u8 v)
+{
+	const struct kiwi_pol_name *n;
+
+	for (n = kiwi_pol_names[pol]; n->name; n++)
+		if (n->val == v)
+			return n->name;
+	return "?";
+}
+
+int kiwi_policy_set_default(enum kiwi_pol pol, const char *val)
+{
+	u8 v;
+	int rv = kiwi_pol_parse(pol, val, &v);
+
+	if (!rv)
+		WRITE_ONCE(kiwi_pol_default.v[pol], v);
+	return rv;
+}
+
+int kiwi_policy_get_default(enum kiwi_pol pol, char *buf)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 kiwi_pol_name(pol, READ_ONCE(kiwi_pol_default.v[pol])));
+}
+
+int kiwi_cm_set_timeout(const char *val)
+{
+	unsigned int ms;
+	int rv = kstrtouint(val, 0, &ms);
+
+	if (rv)
+		return rv;
+	if (!ms || ms > KIWI_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	WRITE_ONCE(kiwi_connect_timeout_ms, ms);
+	return 0;
+}
+
+unsigned int kiwi_cm_get_timeout(void)
+{
+	return READ_ONCE(kiwi_connect_timeout_ms);
+}
+
+static unsigned long kiwi_cm_timeout(void)
+{
+	return msecs_to_jiffies(kiwi_cm_get_timeout());
+}
+
+/* ---- devices ---- */
+
+static struct kiwi_cm_dev *kiwi_cm_dev_find(struct kiwi_dev *kdev)
+{
+	struct kiwi_cm_dev *cdev;
+
+	lockdep_assert_held(&kiwi_cm_devs_mutex);
+	list_for_each_entry(cdev, &kiwi_cm_devs, entry)
+		if (cdev->kdev == kdev)
+			return cdev;
+	return NULL;
+}
+
+/* Valid while the device is registered: dev_del runs at dealloc. */
+static struct kiwi_cm_dev *kiwi_cm_dev_get(struct kiwi_dev *kdev)
+{
+	struct kiwi_cm_dev *cdev;
+
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return cdev;
+}
+
+ssize_t kiwi_cm_policy_show(struct kiwi_dev *kdev, enum kiwi_pol pol,
+			    char *buf)
+{
+	struct kiwi_cm_dev *cdev;
+	ssize_t rv = -ENODEV;
+
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	if (cdev)
+		rv = sysfs_emit(buf, "%s\n",
+				kiwi_pol_name(pol, READ_ONCE(cdev->pol.v[pol])));
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return rv;
+}
+
+ssize_t kiwi_cm_policy_store(struct kiwi_dev *kdev, enum kiwi_pol pol,
+			     const char *buf, size_t count)
+{
+	struct kiwi_cm_dev *cdev;
+	int rv;
+	u8 v;
+
+	rv = kiwi_pol_parse(pol, buf, &v);
+	if (rv)
+		return rv;
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	if (cdev)
+		WRITE_ONCE(cdev->pol.v[pol], v);
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return cdev ? count : -ENODEV;
+}
+
+int kiwi_cm_dev_add(struct kiwi_dev *kdev)
+{
+	struct kiwi_cm_dev *cdev = kzalloc(sizeof(*cdev), GFP_KERNEL);
+	int i;
+
+	if (!cdev)
+		return -ENOMEM;
+	cdev->kdev = kdev;
+	for (i = 0; i < KIWI_POL_MAX; i++)
+		cdev->pol.v[i] = READ_ONCE(kiwi_pol_default.v[i]);
+	spin_lock_init(&cdev->lock);
+	INIT_LIST_HEAD(&cdev->ceps);
+	init_waitqueue_head(&cdev->empty);
+	mutex_lock(&kiwi_cm_devs_mutex);
+	list_add_tail(&cdev->entry, &kiwi_cm_devs);
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return 0;
+}
+
+/* ---- endpoints ---- */
+
+static void kiwi_cep_release(struct kref *ref)
+{
+	struct kiwi_cep *cep = container_of(ref, struct kiwi_cep, ref);
+	struct kiwi_cm_dev *cdev = cep->cdev;
+	unsigned long flags;
+
+	/*
+	 * Every path to CLOSED releases the socket and the references in
+	 * process context first; nothing is left for a put from softirq.
+	 */
+	if (cep->sock)
+		sock_release(cep->sock);
+	if (cep->parent)
+		kref_put(&cep->parent->ref, kiwi_cep_release);
+	mutex_destroy(&cep->mutex);
+
+	spin_lock_irqsave(&cdev->lock, flags);
+	list_del(&cep->dev_entry);
+	if (list_empty(&cdev->ceps))
+		wake_up_all(&cdev->empty);
+	spin_unlock_irqrestore(&cdev->lock, flags);
+	kfree(cep);
+	kiwi_obj_dec(KIWI_OBJ_CEP);
+}
+
+void kiwi_cep_get(struct kiwi_cep *cep)
+{
+	kref_get(&cep->ref);
+}
+
+void kiwi_cep_put(struct kiwi_cep *cep)
+{
+	kref_put(&cep->ref, kiwi_cep_release);
+}
+
+static void kiwi_cep_handshake_req(struct work_struct *work);
+static void kiwi_cep_handshake_conn(struct work_struct *work);
+static void kiwi_cep_event_work(struct work_struct *work);
+static void kiwi_cep_close_timeout(struct work_struct *work);
+
+static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
+{
+	struct kiwi_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
+
+	if (!cep)
+		return NULL;
+	kref_init(&cep->ref);
+	mutex_init(&cep->mutex);
+	spin_lock_init(&cep->lock);
+	cep->state = KIWI_CEP_IDLE;
+	cep->cdev = cdev;
+	INIT_LIST_HEAD(&cep->lsocks);
+	INIT_LIST_HEAD(&cep->children);
+	INIT_LIST_HEAD(&cep->child_entry);
+	INIT_WORK(&cep->event_work, kiwi_cep_event_work);
+	INIT_DELAYED_WORK(&cep->close_timer, kiwi_cep_close_timeout);
+	kiwi_obj_inc(KIWI_OBJ_CEP);
+	spin_lock_irq(&cdev->lock);
+	list_add_tail(&cep->dev_entry, &cdev->ceps);
+	spin_unlock_irq(&cdev->lock);
+	return cep;
+}
+
+/* Under cep->mutex: no more events; drop the allocation reference. */
+static void kiwi_cep_finish(struct kiwi_cep *cep)
+{
+	if (cep->state == KIWI_CEP_CLOSED)
+		return;
+	cep->state = KIWI_CEP_CLOSED;
+	kiwi_cep_put(cep);	/* the caller holds its own reference */
+}
+
+/* Under cep->mutex: the socket goes, with an RST instead of a FIN if abort. */
+static void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort)
+{
+	if (!cep->sock)
+		return;
+	if (abort)
+		sock_no_linger(cep->sock->sk);
+	sock_release(cep->sock);
+	cep->sock = NULL;
+}
+
+/* The policy as it is now: it applies to connections started from now on. */
+static void kiwi_cep_cfg(struct kiwi_cep *cep, u16 ird, u16 ord)
+{
+	const struct kiwi_mpa_policy *p = &cep->cdev->pol;
+	struct kiwi_mpa_cfg *c = &cep->cfg;
+
+	c->rev = READ_ONCE(p->v[KIWI_POL_REV]);
+	c->crc = READ_ONCE(p->v[KIWI_POL_CRC]);
+	c->markers = READ_ONCE(p->v[KIWI_POL_MARKERS]);
+	/* peer-to-peer mode is an extension of revision 2 */
+	c->p2p = READ_ONCE(p->v[KIWI_POL_P2P]) && c->rev == 2;
+	c->rtr = READ_ONCE(p->v[KIWI_POL_RTR]);
+	c->ird = ird;
+	c->ord = ord;
+}
+
+static int kiwi_addr_len(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		sizeof(struct sockaddr_in);
+}
+
+static bool kiwi_addr_any(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+			htonl(INADDR_ANY);
+	return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
+}
+
+static __be16 kiwi_addr_port(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_port;
+	return ((const struct sockaddr_in6 *)a)->sin6_port;
+}
+
+/*
+ * A TCP socket in the netdev's namespace.  Not a kernel socket: those hold
+ * no reference on their namespace, and ours may outlive every process in
+ * it, as a user's connected socket would.
+ */
+static int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
+			    struct socket **sock)
+{
+	struct net *net = dev_net(cdev->kdev->netdev);
+	int rv;
+
+	rv = __sock_create(net, family, SOCK_STREAM, IPPROTO_TCP, sock, 0);
+	if (rv)
+		return rv;
+	sock_set_reuseaddr((*sock)->sk);
+	return 0;
+}
+
+static long kiwi_cep_left(struct kiwi_cep *cep)
+{
+	return (long)(cep->deadline - jiffies);
+}
+
+/* Blocking send of all of buf before the deadline. */
+static int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len)
+{
+	struct kvec iov;
+	int rv;
+
+	while (len) {
+		struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+		long left = kiwi_cep_left(cep);
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		WRITE_ONCE(cep->sock->sk->sk_sndtimeo, left);
+		iov.iov_base = (void *)buf;
+		iov.iov_len = len;
+		rv = kernel_sendmsg(cep->sock, &msg, &iov, 1, len);
+		if (rv == -EAGAIN)
+			continue;
+		if (rv < 0)
+			return rv;
+		buf += rv;
+		len -= rv;
+	}
+	return 0;
+}
+
+/* Exactly len bytes before the deadline: nothing beyond is consumed. */
+static int kiwi_cep_recv(struct kiwi_cep *cep, u8 *buf, size_t len)
+{
+	struct kvec iov;
+	int rv;
+
+	while (len) {
+		struct msghdr msg = { };
+		long left = kiwi_cep_left(cep);
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		WRITE_ONCE(cep->sock->sk->sk_rcvtimeo, left);
+		iov.iov_base = buf;
+		iov.iov_len = len;
+		rv = kernel_recvmsg(cep->sock, &msg, &iov, 1, len,
+				    MSG_WAITALL);
+		if (rv == -EAGAIN)
+			continue;
+		if (rv < 0)
+			return rv;
+		if (rv == 0)
+			return -ECONNRESET;
+		buf += rv;
+		len -= rv;
+	}
+	return 0;
+}
+
+/*
+ * Read one MPA Request or Reply into cep->parser: the fixed part, then
+ * exactly the private data it announces.  Returns 0, an I/O errno (parser
+ * err KIWI_OK) or the parser's errno (parser err set).
+ */
+static int kiwi_cep_recv_frame(struct kiwi_cep *cep, bool reply)
+{
+	u32 need = sizeof(struct kiwi_mpa_rr);
+	u32 used;
+	int rv;
+
+	kiwi_mpa_parser_init(&cep->parser, reply);
+	for (;;) {
+		rv = kiwi_cep_recv(cep, cep->buf, need);
+		if (rv)
+			return rv;
+		rv = kiwi_mpa_parse(&cep->parser, cep->buf, need, &used);
+		if (rv < 0)
+			return rv;
+		if (rv == 1)
+			return 0;
+		if (used != need || !cep->parser.f.pd_len)
+			return -EPROTO;	/* cannot happen: parser contract */
+		need = cep->parser.f.pd_len;
+	}
+}
+
+static void kiwi_cep_addrs(struct kiwi_cep *cep)
+{
+	if (kernel_getsockname(cep->sock, (struct sockaddr *)&cep->laddr) < 0)
+		memset(&cep->laddr, 0, sizeof(cep->laddr));
+	if (kernel_getpeername(cep->sock, (struct sockaddr *)&cep->raddr) < 0)
+		memset(&cep->raddr, 0, sizeof(cep->raddr));
+}
+
+static u32 kiwi_cep_mss(struct kiwi_cep *cep)
+{
+	return READ_ONCE(tcp_sk(cep->sock->sk)->mss_cache);
+}
+
+static int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
+			   enum iw_cm_event_type type, int status,
+			   const u8 *pd, u16 pd_len)
+{
+	struct iw_cm_event ev = {
+		.event = type,
+		.status = status,
+		.local_addr = cep->laddr,
+		.remote_addr = cep->raddr,
+	};
+
+	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
+		ev.provider_data = cep;
+		ev.ird = KIWI_MAX_IRD;
+		ev.ord = KIWI_MAX_ORD;
+	} else if (type == IW_CM_EVENT_ESTABLISHED ||
+		   type == IW_CM_EVENT_CONNECT_REPLY) {
+		ev.ird = cep->res.ird;
+		ev.ord = cep->res.ord;
+	}
+	/* iw_cm copies private data for these two only; its length is a u8 */
+	if (pd_len && (type == IW_CM_EVENT_CONNECT_REQUEST ||
+		       type == IW_CM_EVENT_CONNECT_REPLY)) {
+		ev.private_data = (void *)pd;
+		ev.private_data_len = min_t(u16, pd_len, U8_MAX);
+	}
+	return id->event_handler(id, &ev);
+}
+
+/* Initiator: the Reply was fine as MPA but not for us in full operation. */
+static void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err)
+{
+	struct kiwi_tx_cfg tc = {
+		.crc = cep->res.crc,
+		.markers = cep->res.markers_tx,
+	};
+	struct kiwi_tx tx;
+	struct kiwi_hdr h;
+	int n;
+
+	kiwi_term_build(&h, err, NULL, 0, 1);
+	kiwi_tx_init(&tx, &tc);
+	n = kiwi_fpdu_build(&tx, &h, NULL, 0, cep->buf, sizeof(cep->buf));
+	if (n > 0)
+		kiwi_cep_send(cep, cep->buf, n);
+}
+
+/*
+ * Under cep->mutex, ESTABLISHED or CLOSING: take the stream back from the
+ * engines, close the socket, tell iw_cm and drop its references.
+ */
+static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
+{
+	kiwi_qp_llp_stop(cep->qp);
+	kiwi_cep_release_sock(cep, abort);
+	if (cancel_delayed_work(&cep->close_timer))
+		kiwi_cep_put(cep);
+	kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL, 0);
+	cep->cm_id->rem_ref(cep->cm_id);
+	cep->cm_id = NULL;
+	kiwi_qp_put(cep->qp);
+	cep->qp = NULL;
+	kiwi_cep_finish(cep);
+}
+
+/* ---- disconnect: reports from the engines and requests from modify_qp ---- */
+
+static void kiwi_cep_kick(struct kiwi_cep *cep)
+{
+	kiwi_cep_get(cep);
+	if (!queue_work(kiwi_cm_wq, &cep->event_work))
+		kiwi_cep_put(cep);
+}
+
+void kiwi_cm_llp_event(struct kiwi_cep *cep, enum kiwi_llp_event ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cep->lock, flags);
+	cep->llp_events |= BIT(ev);
+	spin_unlock_irqrestore(&cep->lock, flags);
+	kiwi_cep_kick(cep);
+}
+
+void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cep->lock, flags);
+	cep->disc |= abort ? KIWI_DISC_ABORT : KIWI_DISC_GRACEFUL;
+	spin_unlock_irqrestore(&cep->lock, flags);
+	kiwi_cep_kick(cep);
+}
+
+#define KIWI_LLP_FATAL	(BIT(KIWI_LLP_RESET) | BIT(KIWI_LLP_TERMINATE_SENT) | \
+			 BIT(KIWI_LLP_TERMINATE_RCVD))
+#define KIWI_LLP_TERM	(BIT(KIWI_LLP_TERMINATE_SENT) | \
+			 BIT(KIWI_LLP_TERMINATE_RCVD))
+#define KIWI_LLP_FIN	(BIT(KIWI_LLP_PEER_CLOSED) | BIT(KIWI_LLP_CLOSED))
+
+static void kiwi_cep_event_work(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, event_work);
+	unsigned long ev, disc;
+	bool abort;
+
+	mutex_lock(&cep->mutex);
+	spin_lock_irq(&cep->lock);
+	ev = cep->llp_events;
+	disc = cep->disc;
+	cep->llp_events = 0;
+	cep->disc = 0;
+	spin_unlock_irq(&cep->lock);
+
+	/* a Terminate must reach the wire: FIN after it, never an RST */
+	abort = !(ev & KIWI_LLP_TERM) &&
+		((ev & BIT(KIWI_LLP_RESET)) || (disc & KIWI_DISC_ABORT));
+
+	switch (cep->state) {
+	case KIWI_CEP_ESTABLISHED:
+		if ((ev & KIWI_LLP_FATAL) || (disc & KIWI_DISC_ABORT)) {
+			kiwi_cep_close_conn(cep, abort);
+		} else if (ev & KIWI_LLP_FIN) {
+			/* the peer closed first: a graceful disconnect */
+			kiwi_cep_upcall(cep, cep->cm_id,
+					IW_CM_EVENT_DISCONNECT, 0, NULL, 0);
+			kiwi_cep_close_conn(cep, false);
+		} else if (disc & KIWI_DISC_GRACEFUL) {
+			/* our FIN now, the close when the peer's arrives */
+			kernel_sock_shutdown(cep->sock, SHUT_WR);
+			cep->state = KIWI_CEP_CLOSING;
+			kiwi_cep_get(cep);
+			if (!queue_delayed_work(kiwi_cm_wq, &cep->close_timer,
+						kiwi_cm_timeout()))
+				kiwi_cep_put(cep);
+		}
+		break;
+	case KIWI_CEP_CLOSING:
+		if ((ev & (KIWI_LLP_FATAL | KIWI_LLP_FIN)) ||
+		    (disc & KIWI_DISC_ABORT))
+			kiwi_cep_close_conn(cep, abort);
+		break;
+	default:
+		/* before the engines started or after the close: nothing */
+		break;
+	}
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+}
+
+static void kiwi_cep_close_timeout(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(to_delayed_work(work),
+					    struct kiwi_cep, close_timer);
+
+	mutex_lock(&cep->mutex);
+	/* the peer never sent its FIN: do not wait forever */
+	if (cep->state == KIWI_CEP_CLOSING)
+		kiwi_cep_close_conn(cep, true);
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+}
+
+/* ---- active side ---- */
+
+static int kiwi_cep_tcp_connect(struct kiwi_cep *cep)
+{
+	long left = kiwi_cep_left(cep);
+	int rv;
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	/* a blocking connect waits sk_sndtimeo, then says -EINPROGRESS */
+	WRITE_ONCE(cep->sock->sk->sk_sndtimeo, left);
+	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+			    kiwi_addr_len(&cep->raddr), 0);
+	if (rv == -EINPROGRESS || rv == -EALREADY || rv == -EAGAIN)
+		rv = -ETIMEDOUT;
+	return rv;
+}
+
+static void kiwi_cep_handshake_conn(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
+	struct kiwi_mpa_frame *f = &cep->parser.f;
+	struct kiwi_conn_params params = { .initiator = true };
+	const u8 *pd = NULL;
+	u16 pd_len = 0;
+	enum kiwi_err err;
+	int rv, n;
+
+	/* blocking I/O without the mutex: others may only shut sock down */
+	rv = kiwi_cep_tcp_connect(cep);
+	if (!rv) {
+		tcp_sock_set_nodelay(cep->sock->sk);
+		n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len,
+				       cep->buf, sizeof(cep->buf));
+		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
+	}
+	if (!rv)
+		rv = kiwi_cep_recv_frame(cep, true);
+
+	mutex_lock(&cep->mutex);
+	if (!rv && cep->dead)
+		rv = -ECONNABORTED;
+	if (!rv) {
+		err = kiwi_mpa_connect(&cep->cfg, f, &cep->res);
+		if (err == KIWI_ERR_MPA_REJECTED) {
+			pd = f->ulp_pd;
+			pd_len = f->ulp_pd_len;
+		} else if (err == KIWI_ERR_MPA_IRD || err == KIWI_ERR_MPA_RTR) {
+			kiwi_cep_send_term(cep, err);
+		}
+		if (err != KIWI_OK)
+			rv = -kiwi_err_desc(err)->errnum;
+	}
+	if (!rv) {
+		kiwi_cep_addrs(cep);
+		params.mpa = cep->res;
+		params.mss = kiwi_cep_mss(cep);
+		rv = kiwi_qp_llp_start(cep->qp, cep, cep->sock, &params);
+	}
+	if (rv) {
+		if (rv == -EAGAIN)
+			rv = -ETIMEDOUT;
+		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, rv,
+				pd, pd_len);
+		/* an RST frees a peer that never answered */
+		kiwi_cep_release_sock(cep, rv == -ETIMEDOUT);
+		cep->cm_id->rem_ref(cep->cm_id);
+		cep->cm_id = NULL;
+		kiwi_qp_put(cep->qp);
+		cep->qp = NULL;
+		kiwi_cep_finish(cep);
+	} else {
+		cep->state = KIWI_CEP_ESTABLISHED;
+		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
+				f->ulp_pd, f->ulp_pd_len);
+	}
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+}
+
+static bool kiwi_family_ok(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET || a->ss_family == AF_INET6;
+}
+
+int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_dev *kdev = to_kdev(id->device);
+	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(kdev);
+	struct kiwi_cep *cep;
+	struct kiwi_qp *qp;
+	int rv;
+
+	if (!cdev)
+		return -ENODEV;
+	if (!kiwi_family_ok(&id->m_remote_addr) ||
+	    id->m_local_addr.ss_family != id->m_remote_addr.ss_family)
+		return -EAFNOSUPPORT;
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	if (param->private_data_len && !param->private_data)
+		return -EINVAL;
+	qp = kiwi_qp_lookup(kdev, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	cep = kiwi_cep_alloc(cdev);
+	if (!cep) {
+		kiwi_qp_put(qp);
+		return -ENOMEM;
+	}
+	cep->qp = qp;
+	kiwi_cep_cfg(cep, param->ird, param->ord);
+	if (param->private_data_len > kiwi_mpa_ulp_pd_max(&cep->cfg)) {
+		rv = -EINVAL;
+		goto err;
+	}
+	cep->pd_len = param->private_data_len;
+	memcpy(cep->pd, param->private_data, cep->pd_len);
+	cep->laddr = id->m_local_addr;
+	cep->raddr = id->m_remote_addr;
+
+	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
+	if (rv)
+		goto err;
+	/* the port rdma_cm picked, so that both ends agree on the 4-tuple */
+	rv = kernel_bind(cep->sock, (struct sockaddr *)&cep->laddr,
+			 kiwi_addr_len(&cep->laddr));
+	if (rv)
+		goto err;
+
+	cep->state = KIWI_CEP_CONNECTING;
+	cep->deadline = jiffies + kiwi_cm_timeout();
+	cep->cm_id = id;
+	id->add_ref(id);
+	INIT_WORK(&cep->work, kiwi_cep_handshake_conn);
+	kiwi_cep_get(cep);
+	queue_work(kiwi_cm_wq, &cep->work);
+	return 0;
+
+err:
+	mutex_lock(&cep->mutex);
+	kiwi_cep_release_sock(cep, false);
+	kiwi_qp_put(cep->qp);
+	cep->qp = NULL;
+	cep->state = KIWI_CEP_CLOSED;
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+	return rv;
+}
+
+/* ---- passive side ---- */
+
+/* Under both mutexes: answer a Request we refuse, then close. */
+static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply)
+{
+	int n;
+
+	if (reply) {
+		n = kiwi_mpa_rep_build(&cep->res, true, NULL, 0, cep->buf,
+				       sizeof(cep->buf));
+		if (n > 0)
+			kiwi_cep_send(cep, cep->buf, n);
+	}
+	kiwi_cep_release_sock(cep, false);
+	kiwi_cep_finish(cep);
+}
+
+static void kiwi_cep_handshake_req(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
+	struct kiwi_cep *lcep = cep->parent;
+	struct kiwi_mpa_frame *f = &cep->parser.f;
+	enum kiwi_err err;
+	u8 rtr;
+	int rv;
+
+	rv = kiwi_cep_recv_frame(cep, false);
+
+	mutex_lock(&lcep->mutex);
+	mutex_lock(&cep->mutex);
+	list_del_init(&cep->child_entry);
+	if (lcep->state != KIWI_CEP_LISTEN || cep->dead || rv) {
+		/*
+		 * Listener or device gone, timeout, I/O error, or no valid
+		 * Request (bad key, private data too long): RFC 5044 has no
+		 * Reply for those, just the close.
+		 */
+		kiwi_cep_refuse(cep, false);
+		goto out;
+	}
+	/* our preferred RTR type if offered, else any the initiator offers */
+	rtr = cep->cfg.rtr;
+	if (!(f->rtr & rtr))
+		cep->cfg.rtr = KIWI_RTR_ALL;
+	err = kiwi_mpa_accept(&cep->cfg, f, &cep->res);
+	if (err != KIWI_OK) {
+		/* revision, CRC required, no RTR in common: Reply with R */
+		kiwi_cep_refuse(cep, true);
+		goto out;
+	}
+	cep->state = KIWI_CEP_REQ_RCVD;
+	kiwi_cep_addrs(cep);
+	rv = kiwi_cep_upcall(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			     f->ulp_pd, f->ulp_pd_len);
+	if (rv)		/* more pending requests than the backlog */
+		kiwi_cep_refuse(cep, false);
+out:
+	mutex_unlock(&cep->mutex);
+	mutex_unlock(&lcep->mutex);
+	kiwi_cep_put(cep);
+}
+
+/* A new connection on a listening socket: read its Request in a work. */
+static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
+{
+	struct sock *sk = ns->sk;
+	struct kiwi_cep *cep;
+
+	/* the clone inherited the listener's callback: give TCP's back */
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = kiwi_tcp_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	tcp_sock_set_nodelay(sk);
+
+	cep = kiwi_cep_alloc(lcep->cdev);
+	if (!cep) {
+		sock_no_linger(sk);
+		sock_release(ns);
+		return;
+	}
+	kiwi_cep_get(cep);	/* ours, until the end of this function */
+	cep->sock = ns;
+	kiwi_cep_cfg(cep, KIWI_MAX_IRD, KIWI_MAX_ORD);
+	cep->deadline = jiffies + kiwi_cm_timeout();
+	kiwi_cep_get(lcep);
+	cep->parent = lcep;
+	INIT_WORK(&cep->work, kiwi_cep_handshake_req);
+
+	mutex_lock(&lcep->mutex);
+	mutex_lock(&cep->mutex);
+	if (lcep->state != KIWI_CEP_LISTEN) {
+		kiwi_cep_release_sock(cep, true);
+		kiwi_cep_finish(cep);
+		mutex_unlock(&cep->mutex);
+		mutex_unlock(&lcep->mutex);
+		kiwi_cep_put(cep);
+		return;
+	}
+	cep->state = KIWI_CEP_AWAIT_REQ;
+	list_add_tail(&cep->child_entry, &lcep->children);
+	kiwi_cep_get(cep);	/* the work's */
+	queue_work(kiwi_cm_wq, &cep->work);
+	mutex_unlock(&cep->mutex);
+	mutex_unlock(&lcep->mutex);
+	kiwi_cep_put(cep);
+}
+
+static void kiwi_lsock_work(struct work_struct *work)
+{
+	struct kiwi_lsock *ls = container_of(work, struct kiwi_lsock, work);
+	struct socket *ns;
+
+	while (!kernel_accept(ls->sock, &ns, O_NONBLOCK))
+		kiwi_cep_spawn(ls->cep, ns);
+}
+
+/* softirq: a connection is ready to be accepted */
+static void kiwi_lsock_ready(struct sock *sk)
+{
+	struct kiwi_lsock *ls;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	ls = sk->sk_user_data;
+	if (ls && sk->sk_state == TCP_LISTEN)
+		queue_work(kiwi_cm_wq, &ls->work);
+	else
+		kiwi_tcp_data_ready(sk);	/* a clone not accepted yet */
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void kiwi_lsock_free(struct kiwi_lsock *ls)
+{
+	struct sock *sk = ls->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = kiwi_tcp_data_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&ls->work);
+	/* connections not accepted yet go with it (RST) */
+	sock_release(ls->sock);
+	kfree(ls);
+}
+
+static int kiwi_lsock_add(struct kiwi_cep *lcep,
+			  const struct sockaddr_storage *addr, bool freebind)
+{
+	struct kiwi_lsock *ls = kzalloc(sizeof(*ls), GFP_KERNEL);
+	struct sock *sk;
+	int rv;
+
+	if (!ls)
+		return -ENOMEM;
+	rv = kiwi_sock_create(lcep->cdev, addr->ss_family, &ls->sock);
+	if (rv) {
+		kfree(ls);
+		return rv;
+	}
+	sk = ls->sock->sk;
+	/* a wildcard listener may cover an IPv6 address still in DAD */
+	if (freebind)
+		ip_sock_set_freebind(sk);
+	rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
+			 kiwi_addr_len(addr));
+	if (rv)
+		goto err;
+	ls->cep = lcep;
+	INIT_WORK(&ls->work, kiwi_lsock_work);
+	write_lock_bh(&sk->sk_callback_lock);
+	if (!kiwi_tcp_data_ready)
+		kiwi_tcp_data_ready = sk->sk_data_ready;
+	sk->sk_user_data = ls;
+	sk->sk_data_ready = kiwi_lsock_ready;
+	write_unlock_bh(&sk->sk_callback_lock);
+	rv = kernel_listen(ls->sock, lcep->backlog);
+	if (rv) {
+		ls->sock->sk->sk_user_data = NULL;
+		goto err;
+	}
+	list_add_tail(&ls->entry, &lcep->lsocks);
+	return 0;
+err:
+	sock_release(ls->sock);
+	kfree(ls);
+	return rv;
+}
+
+/* The netdev's addresses of a family, as of now, with the given port. */
+static int kiwi_netdev_addrs(struct net_device *nd, int family, __be16 port,
+			     struct sockaddr_storage *out, int max)
+{
+	int n = 0;
+
+	if (family == AF_INET) {
+		const struct in_ifaddr *ifa;
+		struct in_device *in;
+
+		rcu_read_lock();
+		in = __in_dev_get_rcu(nd);
+		if (in) {
+			in_dev_for_each_ifa_rcu(ifa, in) {
+				struct sockaddr_in *s = (void *)&out[n];
+
+				if (n == max)
+					break;
+				memset(&out[n], 0, sizeof(out[n]));
+				s->sin_family = AF_INET;
+				s->sin_port = port;
+				s->sin_addr.s_addr = ifa->ifa_local;
+				n++;
+			}
+		}
+		rcu_read_unlock();
+	} else {
+		struct inet6_dev *in6 = in6_dev_get(nd);
+		struct inet6_ifaddr *ifp;
+
+		if (!in6)
+			return 0;
+		read_lock_bh(&in6->lock);
+		list_for_each_entry(ifp, &in6->addr_list, if_list) {
+			struct sockaddr_in6 *s = (void *)&out[n];
+
+			if (n == max)
+				break;
+			memset(&out[n], 0, sizeof(out[n]));
+			s->sin6_family = AF_INET6;
+			s->sin6_port = port;
+			s->sin6_addr = ifp->addr;
+			if (ipv6_addr_type(&ifp->addr) & IPV6_ADDR_LINKLOCAL)
+				s->sin6_scope_id = nd->ifindex;
+			n++;
+		}
+		read_unlock_bh(&in6->lock);
+		in6_dev_put(in6);
+	}
+	return n;
+}
+
+/*
+ * A wildcard listener listens on each address the netdev has now: several
+ * kiwi devices in one namespace may listen on the same port, each on its
+ * own addresses.  Addresses added later are not covered.
+ */
+static int kiwi_listen_wildcard(struct kiwi_cep *lcep, struct iw_cm_id *id)
+{
+	struct net_device *nd = lcep->cdev->kdev->netdev;
+	const struct sockaddr_storage *la = &id->m_local_addr;
+	__be16 port = kiwi_addr_port(la);
+	struct sockaddr_storage *addrs;
+	int n = 0, i, rv = 0;
+
+	addrs = kcalloc(2 * KIWI_LISTEN_ADDRS, sizeof(*addrs), GFP_KERNEL);
+	if (!addrs)
+		return -ENOMEM;
+	if (la->ss_family == AF_INET6)
+		n = kiwi_netdev_addrs(nd, AF_INET6, port, addrs,
+				      KIWI_LISTEN_ADDRS);
+	/* an IPv6 wildcard also takes IPv4 unless the consumer said v6only */
+	if (la->ss_family == AF_INET || !id->afonly)
+		n += kiwi_netdev_addrs(nd, AF_INET, port, addrs + n,
+				       KIWI_LISTEN_ADDRS);
+	for (i = 0; i < n && !rv; i++)
+		rv = kiwi_lsock_add(lcep, &addrs[i], true);
+	kfree(addrs);
+	return rv;
+}
+
+/* Under lcep->mutex: stop listening; the sockets are freed by the caller. */
+static void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks)
+{
+	struct kiwi_cep *child;
+
+	list_splice_init(&lcep->lsocks, socks);
+	/* wake the children's handshakes: they see the listener is gone */
+	list_for_each_entry(child, &lcep->children, child_entry) {
+		mutex_lock(&child->mutex);
+		child->dead = true;
+		if (child->sock)
+			kernel_sock_shutdown(child->sock, SHUT_RDWR);
+		mutex_unlock(&child->mutex);
+	}
+	kiwi_cep_finish(lcep);
+}
+
+static void kiwi_lsocks_free(struct list_head *socks)
+{
+	struct kiwi_lsock *ls, *tmp;
+
+	list_for_each_entry_safe(ls, tmp, socks, entry)
+		kiwi_lsock_free(ls);
+}
+
+int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
+{
+	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(to_kdev(id->device));
+	struct kiwi_cep *lcep;
+	LIST_HEAD(socks);
+	int rv;
+
+	if (!cdev)
+		return -ENODEV;
+	if (!kiwi_family_ok(&id->m_local_addr))
+		return -EAFNOSUPPORT;
+	lcep = kiwi_cep_alloc(cdev);
+	if (!lcep)
+		return -ENOMEM;
+	lcep->backlog = backlog > 0 ? backlog : 1;
+	lcep->cm_id = id;	/* no reference: destroy_listen comes first */
+
+	mutex_lock(&lcep->mutex);
+	lcep->state = KIWI_CEP_LISTEN;
+	if (kiwi_addr_any(&id->m_local_addr))
+		rv = kiwi_listen_wildcard(lcep, id);
+	else
+		rv = kiwi_lsock_add(lcep, &id->m_local_addr, false);
+	if (rv) {
+		kiwi_cep_get(lcep);
+		kiwi_cep_unlisten(lcep, &socks);
+		mutex_unlock(&lcep->mutex);
+		kiwi_lsocks_free(&socks);
+		kiwi_cep_put(lcep);
+		return rv;
+	}
+	id->provider_data = lcep;
+	mutex_unlock(&lcep->mutex);
+	return 0;
+}
+
+int kiwi_iw_destroy_listen(struct iw_cm_id *id)
+{
+	struct kiwi_cep *lcep = id->provider_data;
+	LIST_HEAD(socks);
+
+	if (!lcep)
+		return 0;
+	kiwi_cep_get(lcep);
+	mutex_lock(&lcep->mutex);
+	if (lcep->state == KIWI_CEP_LISTEN)
+		kiwi_cep_unlisten(lcep, &socks);
+	lcep->cm_id = NULL;
+	mutex_unlock(&lcep->mutex);
+	/* outside the mutex: an accept loop may be waiting for it */
+	kiwi_lsocks_free(&socks);
+	id->provider_data = NULL;
+	kiwi_cep_put(lcep);
+	return 0;
+}
+
+int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_cep *cep = id->provider_data;
+	struct kiwi_conn_params params = { .initiator = false };
+	struct kiwi_mpa_result res;
+	struct kiwi_qp *qp = NULL;
+	u32 pd_max;
+	int rv, n;
+
+	if (!cep)
+		return -EINVAL;
+	kiwi_cep_get(cep);
+	mutex_lock(&cep->mutex);
+	if (cep->state != KIWI_CEP_REQ_RCVD) {
+		rv = -ECONNRESET;	/* closed meanwhile (device removal) */
+		goto out;
+	}
+	/*
+	 * From here on a failure closes the connection: iw_cm goes back to
+	 * idle and never asks us again about this endpoint.
+	 */
+	rv = -EINVAL;
+	pd_max = KIWI_MPA_PD_MAX -
+		(cep->res.enhanced ? sizeof(struct kiwi_mpa_v2) : 0);
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD ||
+	    param->private_data_len > pd_max ||
+	    (param->private_data_len && !param->private_data))
+		goto fail;
+	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
+	if (!qp)
+		goto fail;
+	/* limits the consumer set on the QP, if any */
+	if ((qp->ird && param->ird > qp->ird) ||
+	    (qp->ord && param->ord > qp->ord))
+		goto fail;
+
+	res = cep->res;
+	res.ird = param->ird;
+	res.ord = param->ord;
+	/* never more Reads outstanding than the initiator can answer */
+	if (res.enhanced && res.ord > res.peer_ird)
+		res.ord = res.peer_ird;
+	n = kiwi_mpa_rep_build(&res, false, param->private_data,
+			       param->private_data_len, cep->buf,
+			       sizeof(cep->buf));
+	if (n < 0) {
+		rv = n;
+		goto fail;
+	}
+	cep->deadline = jiffies + kiwi_cm_timeout();
+	rv = kiwi_cep_send(cep, cep->buf, n);
+	if (rv)
+		goto fail;
+	cep->res = res;
+	params.mpa = res;
+	params.mss = kiwi_cep_mss(cep);
+	rv = kiwi_qp_llp_start(qp, cep, cep->sock, &params);
+	if (rv)
+		goto fail;
+
+	cep->qp = qp;
+	cep->cm_id = id;
+	id->add_ref(id);
+	cep->state = KIWI_CEP_ESTABLISHED;
+	kiwi_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	goto out;
+
+fail:
+	if (qp)
+		kiwi_qp_put(qp);
+	kiwi_cep_release_sock(cep, true);
+	kiwi_cep_finish(cep);
+out:
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+	return rv;
+}
+
+int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
+{
+	struct kiwi_cep *cep = id->provider_data;
+	int rv = 0, n;
+
+	if (!cep)
+		return -EINVAL;
+	kiwi_cep_get(cep);
+	mutex_lock(&cep->mutex);
+	if (cep->state == KIWI_CEP_REQ_RCVD) {
+		n = kiwi_mpa_rep_build(&cep->res, true, pdata,
+				       pdata ? pdata_len : 0, cep->buf,
+				       sizeof(cep->buf));
+		cep->deadline = jiffies + kiwi_cm_timeout();
+		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
+		/* FIN after the Reply: the peer reads its reason first */
+		kiwi_cep_release_sock(cep, false);
+		kiwi_cep_finish(cep);
+	}
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+	return rv;
+}
+
+/* ---- device removal and module lifetime ---- */
+
+/* Everything of a device whose iw_cm users are gone. */
+static void kiwi_cep_reap(struct kiwi_cep *cep)
+{
+	LIST_HEAD(socks);
+
+	mutex_lock(&cep->mutex);
+	cep->dead = true;
+	switch (cep->state) {
+	case KIWI_CEP_CONNECTING:
+	case KIWI_CEP_AWAIT_REQ:
+		/* the handshake work wakes up and finishes it */
+		if (cep->sock)
+			kernel_sock_shutdown(cep->sock, SHUT_RDWR);
+		break;
+	case KIWI_CEP_REQ_RCVD:
+		/* iw_cm dropped the request with its listener: ours now */
+		kiwi_cep_release_sock(cep, true);
+		kiwi_cep_finish(cep);
+		break;
+	case KIWI_CEP_ESTABLISHED:
+	case KIWI_CEP_CLOSING:
+		kiwi_cep_close_conn(cep, true);
+		break;
+	case KIWI_CEP_LISTEN:
+		kiwi_cep_unlisten(cep, &socks);
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&cep->mutex);
+	kiwi_lsocks_free(&socks);
+}
+
+static bool kiwi_cm_dev_empty(struct kiwi_cm_dev *cdev)
+{
+	bool empty;
+
+	spin_lock_irq(&cdev->lock);
+	empty = list_empty(&cdev->ceps);
+	spin_unlock_irq(&cdev->lock);
+	return empty;
+}
+
+/*
+ * ib_core's dealloc_driver: its clients (rdma_cm, uverbs, ULPs) have
+ * destroyed their cm_ids and QPs.  Close what is left (handshakes in
+ * flight, requests iw_cm dropped, closes under way) and wait for it.
+ */
+void kiwi_cm_dev_del(struct kiwi_dev *kdev)
+{
+	struct kiwi_cm_dev *cdev;
+	struct kiwi_cep *cep, *found;
+
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	if (cdev)
+		list_del(&cdev->entry);
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	if (!cdev)
+		return;
+
+	for (;;) {
+		found = NULL;
+		spin_lock_irq(&cdev->lock);
+		list_for_each_entry(cep, &cdev->ceps, dev_entry) {
+			if (!cep->reaped && kref_get_unless_zero(&cep->ref)) {
+				cep->reaped = true;
+				found = cep;
+				break;
+			}
+		}
+		spin_unlock_irq(&cdev->lock);
+		if (!found)
+			break;
+		kiwi_cep_reap(found);
+		kiwi_cep_put(found);
+	}
+	wait_event(cdev->empty, kiwi_cm_dev_empty(cdev));
+	kfree(cdev);
+}
+
+int kiwi_cm_init(void)
+{
+	/* unbound: handshakes block for up to connect_timeout_ms each */
+	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				     0);
+	return kiwi_cm_wq ? 0 : -ENOMEM;
+}
+
+void kiwi_cm_exit(void)
+{
+	destroy_workqueue(kiwi_cm_wq);
+}

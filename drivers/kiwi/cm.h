@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi connection management: the iw_cm operations, the MPA policy
+ * (module parameters as defaults, per-device overrides in sysfs) and the
+ * per-device bookkeeping that lets device removal wait for its
+ * connections.  The seam with the QP engines is conn.h.
+ */
+#ifndef KIWI_CM_H
+#define KIWI_CM_H
+
+#include <rdma/iw_cm.h>
+
+#include "kiwi.h"
+#include "conn.h"
+
+/* The MPA policy knobs, named as the module parameters and sysfs files. */
+enum kiwi_pol {
+	KIWI_POL_CRC,		/* mpa_crc: enum kiwi_mpa_crc */
+	KIWI_POL_REV,		/* mpa_rev: 1 or 2 */
+	KIWI_POL_P2P,		/* mpa_p2p: 0 or 1 */
+	KIWI_POL_RTR,		/* mpa_rtr: one KIWI_RTR_* bit */
+	KIWI_POL_MARKERS,	/* mpa_markers: 0 or 1 */
+	KIWI_POL_MAX
+};
+
+struct kiwi_mpa_policy {
+	u8 v[KIWI_POL_MAX];	/* READ_ONCE/WRITE_ONCE: sysfs races connects */
+};
+
+/* module parameters (main.c) feed these; devices copy them at creation */
+int kiwi_policy_set_default(enum kiwi_pol pol, const char *val);
+int kiwi_policy_get_default(enum kiwi_pol pol, char *buf);
+int kiwi_cm_set_timeout(const char *val);
+unsigned int kiwi_cm_get_timeout(void);
+
+/* per-device sysfs attributes (device.c) */
+ssize_t kiwi_cm_policy_show(struct kiwi_dev *kdev, enum kiwi_pol pol,
+			    char *buf);
+ssize_t kiwi_cm_policy_store(struct kiwi_dev *kdev, enum kiwi_pol pol,
+			     const char *buf, size_t count);
+
+/* module and device lifetime (main.c, device.c) */
+int kiwi_cm_init(void);
+void kiwi_cm_exit(void);
+int kiwi_cm_dev_add(struct kiwi_dev *kdev);
+void kiwi_cm_dev_del(struct kiwi_dev *kdev);
+
+/* iw_cm operations (device.c's ops table) */
+int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param);
+int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
+int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog);
+int kiwi_iw_destroy_listen(struct iw_cm_id *id);
+
+#endif /* KIWI_CM_H */
