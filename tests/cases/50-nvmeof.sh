@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 480
+# timeout-full: 1800
+#
+# NVMe over Fabrics over kiwi: an nvmet-rdma target exporting a memory-backed
+# null_blk namespace and the kernel nvme-rdma host, across a veth pair (see
+# nvmeof-lib.sh), for host/target pairings of kiwi and the reference siw,
+# with MPA CRC off and on.  Each pairing: connect, the CRC negotiated as seen
+# on the wire, fio random writes with crc32c verify headers read back and
+# checked (4 KiB, and 4-256 KiB which takes RDMA Read/Write over several
+# FPDUs), the bytes crossed the veth, disconnect, and everything removed.
+# Then disconnect/reconnect keeps the data, and kiwi unloads cleanly after
+# disconnect with its object counts at zero.  siw to siw is the reference:
+# it proves the case itself is right.
+#
+# KIWI_FULL=1: every pairing (kiwi/siw host x kiwi/siw target x CRC off/on,
+# plus kiwi without CRC against a siw that asks for it) and more data.
+# KIWI_NVMF_PAIRS="h:hcrc:t:tcrc ..." runs only those pairings (development).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nvmeof-lib.sh"
+
+full=${KIWI_FULL:-0}
+if [ "$full" = 1 ]; then
+	size=32M
+else
+	size=4M
+fi
+
+# Pairings "host:host_crc:target:target_crc".  A kiwi CRC is its mpa_crc
+# policy; siw asks for CRC never, siwcrc always (tests/bench/build-siw-crc.sh);
+# both siws use CRC when the peer asks for it (RFC 5044 7.1.2).
+if [ -n "${KIWI_NVMF_PAIRS:-}" ]; then
+	pairs=$KIWI_NVMF_PAIRS
+elif [ "$full" = 1 ]; then
+	pairs="siw:-:siw:- siwcrc:-:siwcrc:-
+	       kiwi:off:kiwi:off kiwi:required:kiwi:required
+	       kiwi:preferred:kiwi:off kiwi:off:kiwi:required
+	       kiwi:off:siw:- kiwi:required:siw:-
+	       siw:-:kiwi:off siw:-:kiwi:required
+	       kiwi:off:siwcrc:- siwcrc:-:kiwi:off"
+else
+	pairs="siw:-:siw:- siwcrc:-:siwcrc:-
+	       kiwi:off:kiwi:off kiwi:required:kiwi:required
+	       kiwi:required:siw:- siw:-:kiwi:off"
+fi
+
+nvmf_dmesg_mark
+tap_check "veth pair with cross-wired routes" nvmf_net_setup
+
+cleanup_pairing() {
+	nvmf_sniff_stop
+	nvmf_disconnect > /dev/null 2>&1
+	nvmf_target_teardown > /dev/null 2>&1
+	nvmf_links_del > /dev/null 2>&1
+}
+
+# run_pairing HOST HCRC TARGET TCRC
+run_pairing() {
+	local h=$1 hc=$2 t=$3 tc=$4 want label b0 b1 tx rx min ok=1 st
+	want=$(( $(nvmf_requests_crc "$h" "$hc") | $(nvmf_requests_crc "$t" "$tc") ))
+	label="$h${hc#-}"
+	[ "$hc" = - ] && label=$h
+	label="$label host -> $t"
+	[ "$tc" = - ] || label="$label $tc"
+	label="$label target (crc $want)"
+
+	if [ "$h" = siwcrc ] || [ "$t" = siwcrc ]; then
+		if [ ! -f "$KIWI_SIW_CRC_KO" ]; then
+			echo "ok $((_tap_n + 1)) - $label # SKIP no $KIWI_SIW_CRC_KO (tests/bench/build-siw-crc.sh)"
+			_tap_n=$((_tap_n + 1))
+			return
+		fi
+	fi
+	# One siw module at a time: siw and siwcrc cannot be mixed.
+	if [ "$h" != kiwi ] && [ "$t" != kiwi ] && [ "$h" != "$t" ]; then
+		tap_fail "$label: siw and siwcrc cannot be loaded together"
+		return
+	fi
+	tap_check "$label: RDMA links on both ends" \
+		eval "nvmf_link_add $NVMF_HOST_DEV $h veth0 ${hc#-} &&
+		      nvmf_link_add $NVMF_TGT_DEV $t veth1 ${tc#-}" || ok=0
+	[ $ok = 1 ] && { tap_check "$label: nvmet target on rdma port" \
+		nvmf_target_setup || ok=0; }
+	if [ $ok = 1 ]; then
+		nvmf_sniff_start || tap_diag "MPA capture did not start"
+		b0=$(nvmf_veth_bytes)
+		tap_check "$label: nvme connect" nvmf_connect || ok=0
+		# tap_check ran it in a subshell
+		NVMF_DEV=$(nvmf_ns_bdev)
+	fi
+	if [ $ok = 1 ]; then
+		st=$(nvmf_ctrl_state)
+		if [ "$st" = live ] && [ -n "$NVMF_DEV" ]; then
+			tap_ok "$label: controller $(nvmf_ctrl) live, namespace $NVMF_DEV"
+		else
+			tap_fail "$label: controller live (state $st)"
+		fi
+		tap_check "$label: fio 4 KiB random write + crc32c verify ($size)" \
+			nvmf_fio_verify v4k "$NVMF_DEV" "$size" 4k
+		tap_check "$label: fio 4-256 KiB random write + crc32c verify ($size)" \
+			nvmf_fio_verify vmix "$NVMF_DEV" "$size" 4k-256k \
+			--bs_unaligned=0 --offset=$((NVMF_SIZE_MB / 2))M
+		nvmf_sniff_stop
+		tap_check "$label: MPA reply crc=$want on every queue (on the wire)" \
+			nvmf_sniff_check $want
+		b1=$(nvmf_veth_bytes)
+		set -- $b0 $b1
+		tx=$(($3 - $1))
+		rx=$(($4 - $2))
+		# both fio jobs write $size and read it back
+		min=$((2 * ${size%M} * 1048576))
+		if [ $tx -ge $min ] && [ $rx -ge $min ]; then
+			tap_ok "$label: the I/O crossed the veth (tx $tx, rx $rx bytes)"
+		else
+			tap_fail "$label: the I/O crossed the veth (tx $tx, rx $rx bytes, want >= $min each)"
+		fi
+		tap_check "$label: nvme disconnect" nvmf_disconnect
+	fi
+	cleanup_pairing
+	tap_check "$label: target and links removed" eval \
+		"[ ! -d $NVMET_CFG/subsystems/$NVMF_NQN ] &&
+		 [ ! -e /sys/class/infiniband/$NVMF_HOST_DEV ] &&
+		 [ ! -e /sys/class/infiniband/$NVMF_TGT_DEV ]"
+	if [ "$h" = kiwi ] || [ "$t" = kiwi ]; then
+		tap_check "$label: kiwi object counts back to zero" \
+			nvmf_wait 10 kiwi_counts_zero
+	fi
+}
+
+for p in $pairs; do
+	IFS=: read -r h hc t tc <<< "$p"
+	t0=$SECONDS
+	run_pairing "$h" "$hc" "$t" "$tc"
+	tap_diag "pairing $p took $((SECONDS - t0)) s"
+done
+
+# reconnect PROVIDER: data written before a disconnect is read back intact
+# after a reconnect, then the provider's module unloads (nothing holds it).
+reconnect_and_unload() {
+	local prov=$1 mod label ok=1
+	mod=$(nvmf_provider_type "$prov")
+	label="$prov -> $prov"
+	tap_check "$label: links and target for reconnect" eval \
+		"nvmf_link_add $NVMF_HOST_DEV $prov veth0 &&
+		 nvmf_link_add $NVMF_TGT_DEV $prov veth1 &&
+		 nvmf_target_setup && nvmf_connect" || ok=0
+	NVMF_DEV=$(nvmf_ns_bdev)
+	if [ $ok = 1 ]; then
+		tap_check "$label: write 2 MiB with verify headers" \
+			nvmf_fio_verify keep "$NVMF_DEV" 2M 16k
+		tap_check "$label: disconnect removes the controller" nvmf_disconnect
+		tap_check "$label: reconnect" nvmf_connect
+		NVMF_DEV=$(nvmf_ns_bdev)
+		tap_check "$label: data from before the disconnect verifies" \
+			nvmf_fio_reverify keep "$NVMF_DEV" 2M 16k
+		tap_check "$label: second disconnect" nvmf_disconnect
+	fi
+	cleanup_pairing
+	if [ "$mod" = kiwi ]; then
+		tap_check "$label: object counts zero after disconnect" \
+			nvmf_wait 10 kiwi_counts_zero
+	fi
+	tap_check "$label: rmmod $mod after disconnect" rmmod "$mod"
+	tap_check "$label: $mod reloads" nvmf_provider_load "$prov"
+}
+
+reconnect_and_unload siw
+reconnect_and_unload kiwi
+
+nvmf_net_teardown
+rmmod nvme-rdma nvmet-rdma 2>/dev/null
+tap_check "nvme-rdma and nvmet-rdma unload" eval \
+	"[ ! -d /sys/module/nvme_rdma ] && [ ! -d /sys/module/nvmet_rdma ]"
+siw_unload
+tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
+tap_done

@@ -1,0 +1,398 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# NVMe over Fabrics (RDMA) helpers for the cases 50-nvmeof and
+# 55-nvmeof-teardown and for tests/bench/nvmeof.sh.  Source lib.sh first.
+#
+# The bench: a veth pair veth0 198.18.0.1 (host side, RDMA link "nvh0") <->
+# veth1 198.18.0.2 (target side, RDMA link "nvt0"); an nvmet subsystem with
+# one namespace on a memory-backed null_blk disk, exported on an rdma port
+# at 198.18.0.2:4420 to any host; the kernel nvme-rdma host connects to it.
+#
+# Why no network namespace: nvmet-rdma and nvme-rdma create their rdma_cm
+# IDs in init_net (6.1), and rdma_cm maps an incoming connection's local
+# address to a netdev in the listener's namespace, so both addresses must
+# live in init_net.  To make the traffic still cross the veth instead of
+# the loopback shortcut Linux takes between local addresses, the "local"
+# routing rule is moved behind rules that route each address out of the
+# other end (with static neighbours and accept_local); nvmf_veth_bytes lets
+# a case prove that the bytes went over the wire.
+
+NVMF_HOST_IP=198.18.0.1
+NVMF_TGT_IP=198.18.0.2
+NVMF_HOST_NETDEV=veth0
+NVMF_TGT_NETDEV=veth1
+NVMF_HOST_DEV=nvh0
+NVMF_TGT_DEV=nvt0
+NVMF_PORT=4420
+NVMF_PORTID=1
+NVMF_NQN=nqn.2026-11.org.kiwi:nvmeof-test
+NVMF_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:6b697769-0000-4000-8000-000000000001
+NVMF_HOSTID=6b697769-0000-4000-8000-000000000001
+NVMF_NS_UUID=6b697769-0000-4000-8000-0000000000aa
+NVMF_NULLB=kiwinvmf
+NVMF_SIZE_MB=${NVMF_SIZE_MB:-64}
+NVMET_CFG=/sys/kernel/config/nvmet
+NULLB_CFG=/sys/kernel/config/nullb
+# A siw built with mpa_crc_required = true (tests/bench/build-siw-crc.sh):
+# siw 6.1 has no module parameter for CRC, only compile-time constants.
+KIWI_SIW_CRC_KO=${KIWI_SIW_CRC_KO:-$KIWI_ROOT/tests/vm/out/siw-crc/siw.ko}
+
+# nvmf_wait SECONDS CMD...: poll CMD until it succeeds; the last try speaks.
+nvmf_wait() {
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || { "$@"; return 1; }
+		sleep 0.2
+	done
+}
+
+# --- network ----------------------------------------------------------------
+
+nvmf_net_setup() {
+	local m0 m1 i
+	veth_setup || return 1
+	m0=$(cat /sys/class/net/veth0/address)
+	m1=$(cat /sys/class/net/veth1/address)
+	for i in all default veth0 veth1; do
+		sysctl -qw net.ipv4.conf.$i.rp_filter=0 || return 1
+	done
+	for i in veth0 veth1; do
+		sysctl -qw net.ipv4.conf.$i.accept_local=1 || return 1
+	done
+	ip neigh replace $NVMF_TGT_IP lladdr "$m1" dev veth0 nud permanent &&
+	ip neigh replace $NVMF_HOST_IP lladdr "$m0" dev veth1 nud permanent &&
+	ip route replace $NVMF_TGT_IP/32 dev veth0 src $NVMF_HOST_IP table 4420 &&
+	ip route replace $NVMF_HOST_IP/32 dev veth1 src $NVMF_TGT_IP table 4421 &&
+	ip rule add pref 10 iif veth0 lookup local &&
+	ip rule add pref 11 iif veth1 lookup local &&
+	ip rule add pref 20 to $NVMF_TGT_IP lookup 4420 &&
+	ip rule add pref 21 to $NVMF_HOST_IP lookup 4421 &&
+	ip rule add pref 100 lookup local || return 1
+	ip rule del pref 0 lookup local 2>/dev/null
+	# The route from one address to the other must leave through the veth.
+	ip route get $NVMF_TGT_IP from $NVMF_HOST_IP | grep -q "dev veth0" || {
+		echo "nvmf_net_setup: $NVMF_TGT_IP is not routed via veth0:" >&2
+		ip route get $NVMF_TGT_IP from $NVMF_HOST_IP >&2
+		return 1
+	}
+}
+
+nvmf_net_teardown() {
+	ip rule show | grep -q '^0:.*lookup local' ||
+		ip rule add pref 0 lookup local
+	ip rule del pref 100 lookup local 2>/dev/null
+	ip rule del pref 10 2>/dev/null
+	ip rule del pref 11 2>/dev/null
+	ip rule del pref 20 2>/dev/null
+	ip rule del pref 21 2>/dev/null
+	ip route flush table 4420 2>/dev/null
+	ip route flush table 4421 2>/dev/null
+	veth_teardown
+}
+
+# nvmf_veth_bytes: "tx rx" byte counters of veth0 (the host's end).
+nvmf_veth_bytes() {
+	echo "$(cat /sys/class/net/veth0/statistics/tx_bytes)" \
+		"$(cat /sys/class/net/veth0/statistics/rx_bytes)"
+}
+
+# --- RDMA providers ---------------------------------------------------------
+
+# Providers: kiwi, siw (Debian source, CRC only when the peer asks), siwcrc
+# (the same siw asking for CRC itself).  siw and siwcrc are one module name,
+# so they cannot be loaded together.
+nvmf_provider_load() {
+	case $1 in
+	kiwi) kiwi_load ;;
+	siw)
+		if [ -d /sys/module/siw ] && [ "$(cat /run/nvmf-siw 2>/dev/null)" != siw ]; then
+			rmmod siw || return 1
+		fi
+		siw_load && echo siw > /run/nvmf-siw
+		;;
+	siwcrc)
+		if [ -d /sys/module/siw ] && [ "$(cat /run/nvmf-siw 2>/dev/null)" != siwcrc ]; then
+			rmmod siw || return 1
+		fi
+		[ -f "$KIWI_SIW_CRC_KO" ] || {
+			echo "nvmf: $KIWI_SIW_CRC_KO missing (tests/bench/build-siw-crc.sh)" >&2
+			return 1
+		}
+		KIWI_SIW_KO=$KIWI_SIW_CRC_KO siw_load && echo siwcrc > /run/nvmf-siw
+		;;
+	*) echo "nvmf: unknown provider $1" >&2; return 1 ;;
+	esac
+}
+
+nvmf_provider_type() {
+	case $1 in siwcrc) echo siw ;; *) echo "$1" ;; esac
+}
+
+# nvmf_link_add NAME PROVIDER NETDEV [CRC]: an RDMA link; for kiwi, CRC
+# (off|preferred|required) is written to the device's mpa_crc policy.
+nvmf_link_add() {
+	local name=$1 prov=$2 nd=$3 crc=${4:-}
+	nvmf_provider_load "$prov" || return 1
+	rdma link add "$name" type "$(nvmf_provider_type "$prov")" netdev "$nd" ||
+		return 1
+	nvmf_wait 10 test -e "/sys/class/infiniband/$name" || return 1
+	if [ "$prov" = kiwi ] && [ -n "$crc" ]; then
+		echo "$crc" > "/sys/class/infiniband/$name/mpa_crc" || return 1
+		[ "$(cat "/sys/class/infiniband/$name/mpa_crc")" = "$crc" ] || {
+			echo "nvmf: $name mpa_crc reads back" \
+				"'$(cat "/sys/class/infiniband/$name/mpa_crc")', want $crc" >&2
+			return 1
+		}
+	fi
+	# rdma_cm needs the port up before it resolves addresses over it.
+	nvmf_wait 10 grep -q ACTIVE "/sys/class/infiniband/$name/ports/1/state"
+}
+
+nvmf_links_del() {
+	local l
+	for l in $NVMF_HOST_DEV $NVMF_TGT_DEV; do
+		[ -e /sys/class/infiniband/$l ] && rdma link del $l
+	done
+	nvmf_wait 10 test ! -e /sys/class/infiniband/$NVMF_HOST_DEV &&
+		nvmf_wait 10 test ! -e /sys/class/infiniband/$NVMF_TGT_DEV
+}
+
+# nvmf_requests_crc PROVIDER CRC: 1 when this end asks for CRC in MPA.
+nvmf_requests_crc() {
+	case $1 in
+	siw) echo 0 ;;
+	siwcrc) echo 1 ;;
+	kiwi) case $2 in preferred|required) echo 1 ;; *) echo 0 ;; esac ;;
+	esac
+}
+
+# --- target -----------------------------------------------------------------
+
+nvmf_target_setup() {
+	local s=$NVMET_CFG/subsystems/$NVMF_NQN n p=$NVMET_CFG/ports/$NVMF_PORTID
+	modprobe -a nvmet nvmet-rdma || return 1
+	# no default disk: ours is made through configfs
+	[ -d /sys/module/null_blk ] || modprobe null_blk nr_devices=0 || return 1
+	[ -d $NULLB_CFG ] || { echo "nvmf: no $NULLB_CFG" >&2; return 1; }
+	[ -d $NVMET_CFG ] || { echo "nvmf: no $NVMET_CFG" >&2; return 1; }
+	n=$NULLB_CFG/$NVMF_NULLB
+	mkdir $n || return 1
+	echo "$NVMF_SIZE_MB" > $n/size &&
+	echo 1 > $n/memory_backed &&
+	echo 4096 > $n/blocksize &&
+	echo 1 > $n/power || return 1
+	# 6.1 names a configfs-made disk after its directory (older kernels
+	# nullb<index>)
+	NVMF_BDEV=/dev/$NVMF_NULLB
+	[ -e /sys/block/$NVMF_NULLB ] || NVMF_BDEV=/dev/nullb$(cat $n/index)
+	nvmf_wait 10 test -b "$NVMF_BDEV" || return 1
+
+	mkdir "$s" &&
+	echo 1 > "$s/attr_allow_any_host" &&
+	mkdir "$s/namespaces/1" &&
+	echo -n "$NVMF_BDEV" > "$s/namespaces/1/device_path" &&
+	echo "$NVMF_NS_UUID" > "$s/namespaces/1/device_uuid" &&
+	echo 1 > "$s/namespaces/1/enable" || return 1
+
+	mkdir "$p" &&
+	echo rdma > "$p/addr_trtype" &&
+	echo ipv4 > "$p/addr_adrfam" &&
+	echo $NVMF_TGT_IP > "$p/addr_traddr" &&
+	echo $NVMF_PORT > "$p/addr_trsvcid" || return 1
+	# Linking the subsystem enables the port: nvmet-rdma binds and
+	# listens through rdma_cm, on the device that owns the address.
+	ln -s "$s" "$p/subsystems/$NVMF_NQN"
+}
+
+# Always leaves configfs empty of our objects, whatever state it is in.
+nvmf_target_teardown() {
+	local s=$NVMET_CFG/subsystems/$NVMF_NQN p=$NVMET_CFG/ports/$NVMF_PORTID
+	local rc=0
+	if [ -d $NVMET_CFG ]; then
+		[ -L "$p/subsystems/$NVMF_NQN" ] && { rm "$p/subsystems/$NVMF_NQN" || rc=1; }
+		[ -d "$p" ] && { rmdir "$p" || rc=1; }
+		[ -d "$s/namespaces/1" ] && {
+			echo 0 > "$s/namespaces/1/enable"
+			rmdir "$s/namespaces/1" || rc=1
+		}
+		[ -d "$s" ] && { rmdir "$s" || rc=1; }
+	fi
+	if [ -d $NULLB_CFG/$NVMF_NULLB ]; then
+		echo 0 > $NULLB_CFG/$NVMF_NULLB/power
+		rmdir $NULLB_CFG/$NVMF_NULLB || rc=1
+	fi
+	return $rc
+}
+
+# --- host -------------------------------------------------------------------
+
+# nvmf_ctrl: the name (nvmeN) of the rdma controller connected to our NQN.
+nvmf_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/subsysnqn" ] || continue
+		[ "$(cat "$c/subsysnqn")" = "$NVMF_NQN" ] || continue
+		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] || continue
+		basename "$c"
+		return 0
+	done
+	return 1
+}
+
+nvmf_ctrl_state() {
+	local c
+	c=$(nvmf_ctrl) || { echo none; return 0; }
+	cat /sys/class/nvme/$c/state 2>/dev/null || echo none
+}
+
+# nvmf_ns_bdev: /dev/nvmeXnY of our namespace (by its UUID), not a hidden
+# per-path node.
+nvmf_ns_bdev() {
+	local b n
+	for b in /sys/block/nvme*n*; do
+		n=$(basename "$b")
+		[[ $n =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
+		[ "$(cat "$b/uuid" 2>/dev/null)" = "$NVMF_NS_UUID" ] || continue
+		[ -b "/dev/$n" ] || continue
+		echo "/dev/$n"
+		return 0
+	done
+	return 1
+}
+
+# nvmf_connect [EXTRA nvme connect OPTIONS]: connect and wait for the
+# namespace's block device; sets NVMF_DEV.
+nvmf_connect() {
+	modprobe -a nvme-rdma nvme-fabrics || return 1
+	nvme connect -t rdma -a $NVMF_TGT_IP -s $NVMF_PORT -n $NVMF_NQN \
+		--hostnqn=$NVMF_HOSTNQN --hostid=$NVMF_HOSTID \
+		--nr-io-queues=2 "$@" || return 1
+	nvmf_wait 30 nvmf_ns_bdev || return 1
+	NVMF_DEV=$(nvmf_ns_bdev)
+	# Zero size would mean the namespace is not (yet) usable.
+	[ "$(blockdev --getsize64 "$NVMF_DEV")" -gt 0 ]
+}
+
+nvmf_disconnect() {
+	local c
+	c=$(nvmf_ctrl) || return 0
+	nvme disconnect -n $NVMF_NQN > /dev/null || return 1
+	nvmf_wait 30 nvmf_no_ctrl
+}
+
+nvmf_no_ctrl() { ! nvmf_ctrl > /dev/null; }
+
+# --- checks -----------------------------------------------------------------
+
+# nvmf_fio NAME DEV SIZE BS [EXTRA fio OPTIONS]: random writes of SIZE with
+# crc32c verify headers, then every block read back and checked; fio exits
+# non-zero on any mismatch (verify_fatal) or I/O error.
+nvmf_fio_verify() {
+	local name=$1 dev=$2 size=$3 bs=$4
+	shift 4
+	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs="$bs" --size="$size" --iodepth=8 \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--randseed=4420 --norandommap=0 --output-format=terse \
+		--terse-version=3 "$@" > /tmp/nvmf-fio.out 2>&1 || {
+		cat /tmp/nvmf-fio.out
+		return 1
+	}
+}
+
+# nvmf_fio_reverify NAME DEV SIZE BS: only read back and check what an
+# earlier nvmf_fio_verify with the same arguments wrote.
+nvmf_fio_reverify() {
+	nvmf_fio_verify "$@" --verify_only
+}
+
+# nvmf_dmesg_mark / nvmf_dmesg_clean: no kernel complaint since the mark.
+nvmf_dmesg_mark() {
+	NVMF_DMESG_LINE=$(dmesg | wc -l)
+}
+
+nvmf_dmesg_clean() {
+	local bad out
+	bad=$(<"$KIWI_ROOT/tests/vm/kernel-bad.ere")
+	out=$(dmesg | tail -n +"$((NVMF_DMESG_LINE + 1))" | grep -E -- "$bad")
+	[ -z "$out" ] && return 0
+	printf '%s\n' "$out" | head -n 20
+	return 1
+}
+
+nvmf_dmesg_since_mark() {
+	dmesg | tail -n +"$((NVMF_DMESG_LINE + 1))"
+}
+
+# nvmf_sniff_start: record every MPA Request and Reply frame crossing veth0
+# (the wire truth of what was negotiated) in /tmp/nvmf-mpa.log.
+nvmf_sniff_start() {
+	: > /tmp/nvmf-mpa.log
+	python3 -u -c "$_NVMF_SNIFF_PY" veth0 > /tmp/nvmf-mpa.log 2>&1 &
+	NVMF_SNIFF_PID=$!
+	# The raw socket must be bound before the first SYN.
+	nvmf_wait 5 grep -q '^ready' /tmp/nvmf-mpa.log
+}
+
+nvmf_sniff_stop() {
+	[ -n "${NVMF_SNIFF_PID:-}" ] || return 0
+	kill "$NVMF_SNIFF_PID" 2>/dev/null
+	wait "$NVMF_SNIFF_PID" 2>/dev/null
+	NVMF_SNIFF_PID=
+}
+
+# nvmf_sniff_check CRC: every MPA Reply seen accepted the connection with the
+# C bit equal to CRC (0|1), and at least one request/reply pair was seen.
+nvmf_sniff_check() {
+	local want=$1 nreq nrep bad
+	nreq=$(grep -c '^req ' /tmp/nvmf-mpa.log)
+	nrep=$(grep -c '^rep ' /tmp/nvmf-mpa.log)
+	bad=$(grep '^rep ' /tmp/nvmf-mpa.log | grep -v " crc=$want .*reject=0")
+	if [ "$nreq" -gt 0 ] && [ "$nrep" -gt 0 ] && [ -z "$bad" ]; then
+		return 0
+	fi
+	echo "MPA frames seen (want crc=$want in every accepted reply):"
+	head -n 20 /tmp/nvmf-mpa.log
+	return 1
+}
+
+# A passive capture on one netdev: Ethernet/IPv4/TCP, payloads that start
+# with an MPA Request or Reply key (RFC 5044 7.1): print its flags.
+_NVMF_SNIFF_PY='
+import socket, struct, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind((sys.argv[1], 0))
+print("ready", flush=True)
+keys = {b"MPA ID Req Frame": "req", b"MPA ID Rep Frame": "rep"}
+seen = set()
+while True:
+	pkt = s.recv(262144)
+	if len(pkt) < 34 or pkt[12:14] != b"\x08\x00":
+		continue
+	ip = pkt[14:]
+	ihl = (ip[0] & 15) * 4
+	if ip[9] != 6:
+		continue
+	tcp = ip[ihl:]
+	if len(tcp) < 20:
+		continue
+	doff = (tcp[12] >> 4) * 4
+	pay = tcp[doff:]
+	kind = keys.get(bytes(pay[:16]))
+	if kind is None or len(pay) < 20:
+		continue
+	sport, dport = struct.unpack("!HH", tcp[:4])
+	seq = struct.unpack("!I", tcp[4:8])[0]
+	src = socket.inet_ntoa(ip[12:16]); dst = socket.inet_ntoa(ip[16:20])
+	# a frame seen twice (out and in on the same capture) counts once
+	if (src, sport, seq) in seen:
+		continue
+	seen.add((src, sport, seq))
+	f = pay[16]
+	rev = pay[17]
+	pdlen = struct.unpack("!H", pay[18:20])[0]
+	print("%s %s:%d>%s:%d markers=%d crc=%d rev=%d reject=%d pd=%d" % (
+		kind, src, sport, dst, dport, f >> 7 & 1, f >> 6 & 1, rev,
+		f >> 5 & 1, pdlen), flush=True)
+'
