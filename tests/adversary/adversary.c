@@ -566,13 +566,13 @@ static int sc_read_bounds(struct run *r, struct buf *b)
 }
 
 /*
- * More Read Requests than kiwi's IRD.  Each reads 8 MiB or more, and our
- * receive window is tiny: kiwi cannot finish even the first Read
- * Response until we drain, so every Request stays outstanding and the
- * one numbered IRD + 1 is the offender.
+ * More Read Requests than kiwi's IRD.  The first reads 8 MiB or more and
+ * our receive window is tiny: kiwi cannot finish its Read Response until
+ * we drain, so every later Request (64 bytes each, cheap to drain) stays
+ * outstanding behind it and the one numbered IRD + 1 is the offender.
  */
 #define IRD_READ_MIN	(8U << 20)
-#define IRD_MAX_TRIED	8
+#define IRD_MAX_TRIED	4096
 
 static int sc_read_ird(struct run *r, struct buf *b)
 {
@@ -586,7 +586,8 @@ static int sc_read_ird(struct run *r, struct buf *b)
 		return -1;
 	}
 	for (i = 1; i <= ird + 1; i++) {
-		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr, v->ro_len);
+		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr,
+			 i == 1 ? v->ro_len : 64);
 		put_fpdu(r, b, &h, NULL, 0, i == ird + 1);
 	}
 	r->src_off = 0;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,15 +101,38 @@ static struct {
 /* the async thread names QPs by their connection */
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * QP number -> connection name, kept after the connection is gone: an
+ * async event may be read while its QP is being destroyed.
+ */
+#define QP_NAMES 256
+static struct {
+	unsigned int qp_num;
+	char name[64];
+} qp_names[QP_NAMES];
+static unsigned int qp_names_next;
+
+static void qp_name_add(unsigned int qp_num, const char *name)
+{
+	pthread_mutex_lock(&conn_lock);
+	qp_names[qp_names_next % QP_NAMES].qp_num = qp_num;
+	snprintf(qp_names[qp_names_next % QP_NAMES].name, 64, "%s", name);
+	qp_names_next++;
+	pthread_mutex_unlock(&conn_lock);
+}
+
 static const char *conn_name_of(unsigned int qp_num, char *buf, size_t n)
 {
-	struct conn *c;
+	unsigned int i;
 
 	snprintf(buf, n, "?");
 	pthread_mutex_lock(&conn_lock);
-	for (c = v.conns; c; c = c->next)
-		if (c->id && c->id->qp && c->qp_num == qp_num)
-			snprintf(buf, n, "%s", c->name);
+	/* newest first: QP numbers are reused eventually */
+	for (i = qp_names_next; i-- > 0 && i + QP_NAMES >= qp_names_next;)
+		if (qp_names[i % QP_NAMES].qp_num == qp_num) {
+			snprintf(buf, n, "%s", qp_names[i % QP_NAMES].name);
+			break;
+		}
 	pthread_mutex_unlock(&conn_lock);
 	return buf;
 }
@@ -240,6 +264,7 @@ static void on_request(struct rdma_cm_event *ev)
 		goto refuse;
 	}
 	c->qp_num = ev->id->qp->qp_num;
+	qp_name_add(c->qp_num, c->name);
 	c->rbuf = calloc(recvs ? recvs : 1, v.recv_len);
 	c->rmr = c->rbuf ? ibv_reg_mr(v.pd, c->rbuf,
 				      (recvs ? recvs : 1) * v.recv_len,
@@ -475,6 +500,12 @@ int main(int argc, char **argv)
 	    !v.recv_len || !v.mr_len || !v.ro_len)
 		usage();
 	sa.sin_port = htons(port);
+	/* a 16 MiB MR is above the default limit; best effort, as root */
+	{
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
 	sigaction(SIGTERM, &sig, NULL);
 	sigaction(SIGINT, &sig, NULL);
 

@@ -1,0 +1,268 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 900
+# timeout-full: 1500
+#
+# An adversarial peer against a kiwi listener (issue 4, point 6).
+#
+# kiwi1 sits on veth0 (198.18.0.1); veth1 (198.18.0.2) is moved into the
+# network namespace kiwi-adv, where tests/adversary/build/adversary runs, so
+# its plain TCP traffic crosses the veth.  The victim
+# (tests/adversary/build/victim, librdmacm + libibverbs through the kiwi
+# provider) listens on kiwi1 and accepts every connection with a fresh QP.
+# The adversary sends malformed MPA Requests and, after a valid MPA
+# exchange (revision 2, enhanced, peer-to-peer with a Write RTR), malformed
+# FPDUs; each must get the RFC's Terminate or MPA Reply, byte for byte, and
+# a close.  Its TAP lines are renumbered into this script's.  Passes:
+#   crc-off       kiwi mpa_crc=off, the adversary asks for no CRC
+#   crc-required  kiwi mpa_crc=required, the adversary asks for CRC (and
+#                 one Request without C, which must be rejected)
+#   crc-peer      (KIWI_FULL=1) kiwi mpa_crc=off, the adversary asks for CRC
+# Then: the victim saw each bad connection die (no receive completed
+# successfully, every posted receive flushed, a QP error event), saw none
+# of the MPA-level failures, and the valid control exchange worked; it
+# exits cleanly; `rdma link del` leaves kiwi's object counts at zero and
+# the kernel log has no complaint.
+. "$(dirname "$0")/lib.sh"
+
+adir=$KIWI_ROOT/tests/adversary
+adv=$adir/build/adversary
+vic=$adir/build/victim
+ns=kiwi-adv
+addr=198.18.0.1
+port=7174
+dev=kiwi1
+tmp=$(mktemp -d)
+vpid=
+
+cleanup() {
+	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
+		kill -TERM "$vpid" 2>/dev/null
+		sleep 2
+		kill -KILL "$vpid" 2>/dev/null
+	fi
+	rdma link del "$dev" 2>/dev/null
+	ip netns del "$ns" 2>/dev/null
+	veth_teardown
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# The suite builds both on the host (make -C tests/adversary); a direct run
+# may not have.
+if [ ! -x "$adv" ] || [ ! -x "$vic" ]; then
+	make -s -C "$adir" > "$tmp/build.log" 2>&1
+fi
+tap_check "adversary and victim are built (make -C tests/adversary)" \
+	test -x "$adv" -a -x "$vic"
+kiwi_provider_env
+if [ -n "${RDMAV_DRIVERS:-}" ]; then
+	tap_ok "kiwi provider found in the build tree"
+else
+	tap_fail "kiwi provider found in the build tree (make provider)"
+fi
+
+kmsg_mark="kiwi-40-adversary: start $$"
+echo "$kmsg_mark" > /dev/kmsg 2>/dev/null
+
+tap_check "kiwi.ko loads" kiwi_load
+tap_check "veth pair is up" veth_setup
+ip netns del "$ns" 2>/dev/null
+tap_check "veth1 moved into netns $ns with 198.18.0.2/24" \
+	sh -c "ip netns add $ns && ip link set veth1 netns $ns &&
+	       ip -n $ns addr add 198.18.0.2/24 dev veth1 &&
+	       ip -n $ns link set veth1 up && ip -n $ns link set lo up"
+tap_check "rdma link add $dev type kiwi netdev veth0" \
+	rdma link add "$dev" type kiwi netdev veth0
+
+sysfs=/sys/class/infiniband/$dev
+# set_policy CRC: kiwi's MPA policy for new connections (issue 4's names)
+set_policy() {
+	echo 2 > "$sysfs/mpa_rev" && echo 1 > "$sysfs/mpa_p2p" &&
+		echo write > "$sysfs/mpa_rtr" && echo 0 > "$sysfs/mpa_markers" &&
+		echo "$1" > "$sysfs/mpa_crc" &&
+		[ "$(cat "$sysfs/mpa_crc")" = "$1" ]
+}
+
+# The victim: kiwi's IRD and ORD are what it asks rdma_accept for.
+ird=4
+ord=4
+"$vic" -a "$addr" -p "$port" -d "$dev" --info "$tmp/info" --recvs 4 \
+	--recv-len 1024 --ird $ird --ord $ord > "$tmp/victim.log" 2>&1 &
+vpid=$!
+for _ in $(seq 1 300); do
+	[ -s "$tmp/info" ] && break
+	kill -0 "$vpid" 2>/dev/null || break
+	sleep 0.1
+done
+if [ -s "$tmp/info" ]; then
+	tap_ok "victim listens on $addr:$port ($dev) and announces its MRs"
+	tap_diag "$(cat "$tmp/info")"
+else
+	tap_fail "victim listens on $addr:$port ($dev) and announces its MRs"
+	tap_diag "$(cat "$tmp/victim.log")"
+fi
+
+# run_pass TAG KIWI_CRC ADV_CRC: one run of every scenario; TAP renumbered.
+passes=()
+run_pass() {
+	local tag=$1 kcrc=$2 acrc=$3 rc plan=0 line
+	if ! set_policy "$kcrc"; then
+		tap_fail "$tag: $sysfs/mpa_crc=$kcrc, mpa_rev=2, mpa_p2p=1, mpa_rtr=write, mpa_markers=0"
+		return
+	fi
+	tap_ok "$tag: $sysfs/mpa_crc=$kcrc, mpa_rev=2, mpa_p2p=1, mpa_rtr=write, mpa_markers=0"
+	[ -s "$tmp/info" ] || return
+	passes+=("$tag")
+	ip netns exec "$ns" "$adv" -a "$addr" -p "$port" \
+		--victim-file "$tmp/info" --crc "$acrc" --kiwi-crc "$kcrc" \
+		--kiwi-ird $ird --kiwi-ord $ord --tag "$tag" --timeout 20 \
+		> "$tmp/adv-$tag.tap" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) tap_ok "${line#ok * - }" ;;
+		"not ok "*) tap_fail "${line#not ok * - }" ;;
+		1..*) plan=1 ;;
+		"#"*) printf '%s\n' "$line" ;;
+		*) tap_diag "$line" ;;
+		esac
+	done < "$tmp/adv-$tag.tap"
+	if [ "$rc" -le 1 ] && [ "$plan" -eq 1 ]; then
+		tap_ok "$tag: adversary ran to its plan"
+	else
+		tap_fail "$tag: adversary ran to its plan (status $rc)"
+	fi
+}
+
+run_pass crc-off off off
+run_pass crc-required required on
+if [ "${KIWI_FULL:-0}" = 1 ]; then
+	run_pass crc-peer off on
+fi
+
+# Give the victim time to see the last connections go, then stop it.
+sleep 3
+if [ -n "$vpid" ]; then
+	kill -TERM "$vpid" 2>/dev/null
+	vrc=
+	for _ in $(seq 1 300); do
+		if ! kill -0 "$vpid" 2>/dev/null; then
+			wait "$vpid"
+			vrc=$?
+			break
+		fi
+		sleep 0.1
+	done
+	if [ "$vrc" = 0 ] && grep -q '^victim-exit clean' "$tmp/victim.log"; then
+		tap_ok "victim tears every connection down and exits cleanly"
+	else
+		tap_fail "victim tears every connection down and exits cleanly (status ${vrc:-hung})"
+		grep -E 'victim-error|victim-exit' "$tmp/victim.log" | tap_diag "$(cat)"
+	fi
+	vpid=
+fi
+log=$tmp/victim.log
+
+# What the victim saw, scenario by scenario.
+mpa_seen=()
+no_done=()
+recv_bad=()
+no_async=()
+no_close=()
+for tag in "${passes[@]}"; do
+	while read -r name phase outcome _; do
+		grep -q "^ok [0-9]* - $tag/$name:\|^not ok [0-9]* - $tag/$name:" \
+			"$tmp/adv-$tag.tap" || continue
+		c="conn $tag/$name"
+		if [ "$phase" = mpa ]; then
+			grep -q "^$c " "$log" && mpa_seen+=("$tag/$name")
+			continue
+		fi
+		[ "$outcome" = term ] || continue
+		done_line=$(grep "^$c done " "$log")
+		if [ -z "$done_line" ]; then
+			no_done+=("$tag/$name")
+			continue
+		fi
+		case $done_line in
+		*"recv_ok=0 "*"(receives never completed)"*) recv_bad+=("$tag/$name (receives never completed)") ;;
+		*"recv_ok=0 "*) ;;
+		*) recv_bad+=("$tag/$name (${done_line#"$c done "})") ;;
+		esac
+		grep -qE "^$c async (local work queue catastrophic error|invalid request local work queue error|local access violation work queue error)" \
+			"$log" || no_async+=("$tag/$name")
+		grep -qE "^$c event (RDMA_CM_EVENT_DISCONNECTED|RDMA_CM_EVENT_CONNECT_ERROR)" \
+			"$log" || no_close+=("$tag/$name")
+	done < <("$adv" --list)
+done
+
+if [ ${#mpa_seen[@]} -eq 0 ]; then
+	tap_ok "victim: no malformed or refused MPA Request reached the consumer"
+else
+	tap_fail "victim: no malformed or refused MPA Request reached the consumer (${mpa_seen[*]})"
+fi
+if [ ${#no_done[@]} -eq 0 ] && [ ${#recv_bad[@]} -eq 0 ]; then
+	tap_ok "victim: after each bad FPDU no receive completed successfully and every posted receive was flushed"
+else
+	tap_fail "victim: after each bad FPDU no receive completed successfully and every posted receive was flushed"
+	[ ${#no_done[@]} -gt 0 ] && tap_diag "connection never torn down: ${no_done[*]}"
+	for x in "${recv_bad[@]}"; do tap_diag "$x"; done
+fi
+if [ ${#no_async[@]} -eq 0 ]; then
+	tap_ok "victim: each bad FPDU raised a QP error event (fatal, request or access error)"
+else
+	tap_fail "victim: each bad FPDU raised a QP error event (missing for ${no_async[*]})"
+fi
+if [ ${#no_close[@]} -eq 0 ]; then
+	tap_ok "victim: each bad connection ended with DISCONNECTED (or CONNECT_ERROR)"
+else
+	tap_fail "victim: each bad connection ended with DISCONNECTED (or CONNECT_ERROR) (missing for ${no_close[*]})"
+fi
+for tag in "${passes[@]}"; do
+	c="conn $tag/control"
+	n=$(grep -c "^$c recv ok " "$log")
+	if [ "$n" -eq 2 ] && grep -q "^$c recv ok len=21 data=\"kiwi adversary: hello\"" "$log" &&
+		grep -q "^$c write-verify ok" "$log" &&
+		grep -q "^$c done recv_ok=2 recv_flushed=2 recv_err=0 posted=4$" "$log"; then
+		tap_ok "$tag: control: the victim received both Sends, the Write landed byte for byte, the rest was flushed"
+	else
+		tap_fail "$tag: control: the victim received both Sends, the Write landed byte for byte, the rest was flushed"
+		grep "^$c " "$log" | tap_diag "$(cat)"
+	fi
+done
+if [ ${#passes[@]} -eq 0 ] || grep -q victim-error "$log"; then
+	tap_diag "victim log:" "$(cat "$log")"
+fi
+
+tap_check "rdma link del $dev" rdma link del "$dev"
+# connection endpoints may take a moment to go after their sockets close
+for _ in $(seq 1 100); do
+	kiwi_counts_zero 2> /dev/null && break
+	sleep 0.1
+done
+if kiwi_counts_zero 2> "$tmp/counts"; then
+	tap_ok "kiwi object counts are all zero"
+else
+	tap_fail "kiwi object counts are all zero"
+	tap_diag "$(cat "$tmp/counts")"
+fi
+ip netns del "$ns" 2>/dev/null
+veth_teardown
+
+# The kernel log since this case began: no warning, oops or the like.
+bad_re=$KIWI_ROOT/tests/vm/kernel-bad.ere
+klog=$(dmesg | sed -n "/$kmsg_mark/,\$p")
+if [ -z "$klog" ]; then
+	klog=$(dmesg)
+fi
+if [ -f "$bad_re" ] && printf '%s\n' "$klog" | grep -qE -f "$bad_re"; then
+	tap_fail "kernel log: no warning, oops or lockup"
+	printf '%s\n' "$klog" | grep -E -A5 -f "$bad_re" | head -n 40 | tap_diag "$(cat)"
+else
+	tap_ok "kernel log: no warning, oops or lockup"
+fi
+tap_diag "kiwi's kernel messages during the case:" \
+	"$(printf '%s\n' "$klog" | grep -i kiwi | tail -n 40)"
+
+tap_done
