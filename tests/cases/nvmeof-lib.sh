@@ -170,13 +170,23 @@ nvmf_requests_crc() {
 # --- target -----------------------------------------------------------------
 
 nvmf_target_setup() {
-	local s=$NVMET_CFG/subsystems/$NVMF_NQN n p=$NVMET_CFG/ports/$NVMF_PORTID
-	modprobe -a nvmet nvmet-rdma || return 1
+	nvmf_nullb_setup && nvmf_nvmet_setup
+}
+
+# Always leaves configfs empty of our objects, whatever state it is in.
+nvmf_target_teardown() {
+	local rc=0
+	nvmf_nvmet_teardown || rc=1
+	nvmf_nullb_teardown || rc=1
+	return $rc
+}
+
+# nvmf_nullb_setup: the memory-backed disk; sets NVMF_BDEV.
+nvmf_nullb_setup() {
+	local n=$NULLB_CFG/$NVMF_NULLB
 	# no default disk: ours is made through configfs
 	[ -d /sys/module/null_blk ] || modprobe null_blk nr_devices=0 || return 1
 	[ -d $NULLB_CFG ] || { echo "nvmf: no $NULLB_CFG" >&2; return 1; }
-	[ -d $NVMET_CFG ] || { echo "nvmf: no $NVMET_CFG" >&2; return 1; }
-	n=$NULLB_CFG/$NVMF_NULLB
 	mkdir $n || return 1
 	echo "$NVMF_SIZE_MB" > $n/size &&
 	echo 1 > $n/memory_backed &&
@@ -186,8 +196,22 @@ nvmf_target_setup() {
 	# nullb<index>)
 	NVMF_BDEV=/dev/$NVMF_NULLB
 	[ -e /sys/block/$NVMF_NULLB ] || NVMF_BDEV=/dev/nullb$(cat $n/index)
-	nvmf_wait 10 test -b "$NVMF_BDEV" || return 1
+	nvmf_wait 10 test -b "$NVMF_BDEV"
+}
 
+nvmf_nullb_teardown() {
+	[ -d $NULLB_CFG/$NVMF_NULLB ] || return 0
+	echo 0 > $NULLB_CFG/$NVMF_NULLB/power
+	rmdir $NULLB_CFG/$NVMF_NULLB
+}
+
+# nvmf_nvmet_setup: subsystem (any host), namespace 1 on $NVMF_BDEV, rdma
+# port on $NVMF_TGT_IP:$NVMF_PORT.
+nvmf_nvmet_setup() {
+	local s=$NVMET_CFG/subsystems/$NVMF_NQN p=$NVMET_CFG/ports/$NVMF_PORTID
+	modprobe -a nvmet nvmet-rdma || return 1
+	[ -d $NVMET_CFG ] || { echo "nvmf: no $NVMET_CFG" >&2; return 1; }
+	[ -n "${NVMF_BDEV:-}" ] || { echo "nvmf: no backing disk" >&2; return 1; }
 	mkdir "$s" &&
 	echo 1 > "$s/attr_allow_any_host" &&
 	mkdir "$s/namespaces/1" &&
@@ -205,22 +229,22 @@ nvmf_target_setup() {
 	ln -s "$s" "$p/subsystems/$NVMF_NQN"
 }
 
-# Always leaves configfs empty of our objects, whatever state it is in.
-nvmf_target_teardown() {
+nvmf_nvmet_teardown() {
 	local s=$NVMET_CFG/subsystems/$NVMF_NQN p=$NVMET_CFG/ports/$NVMF_PORTID
 	local rc=0
-	if [ -d $NVMET_CFG ]; then
-		[ -L "$p/subsystems/$NVMF_NQN" ] && { rm "$p/subsystems/$NVMF_NQN" || rc=1; }
-		[ -d "$p" ] && { rmdir "$p" || rc=1; }
-		[ -d "$s/namespaces/1" ] && {
-			echo 0 > "$s/namespaces/1/enable"
-			rmdir "$s/namespaces/1" || rc=1
-		}
-		[ -d "$s" ] && { rmdir "$s" || rc=1; }
+	[ -d $NVMET_CFG ] || return 0
+	if [ -L "$p/subsystems/$NVMF_NQN" ]; then
+		rm "$p/subsystems/$NVMF_NQN" || rc=1
 	fi
-	if [ -d $NULLB_CFG/$NVMF_NULLB ]; then
-		echo 0 > $NULLB_CFG/$NVMF_NULLB/power
-		rmdir $NULLB_CFG/$NVMF_NULLB || rc=1
+	if [ -d "$p" ]; then
+		rmdir "$p" || rc=1
+	fi
+	if [ -d "$s/namespaces/1" ]; then
+		echo 0 > "$s/namespaces/1/enable"
+		rmdir "$s/namespaces/1" || rc=1
+	fi
+	if [ -d "$s" ]; then
+		rmdir "$s" || rc=1
 	fi
 	return $rc
 }
@@ -332,7 +356,7 @@ nvmf_sniff_start() {
 	python3 -u -c "$_NVMF_SNIFF_PY" veth0 > /tmp/nvmf-mpa.log 2>&1 &
 	NVMF_SNIFF_PID=$!
 	# The raw socket must be bound before the first SYN.
-	nvmf_wait 5 grep -q '^ready' /tmp/nvmf-mpa.log
+	nvmf_wait 30 grep -q "^ready" /tmp/nvmf-mpa.log
 }
 
 nvmf_sniff_stop() {
