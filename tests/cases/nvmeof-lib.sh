@@ -350,13 +350,18 @@ nvmf_dmesg_since_mark() {
 }
 
 # nvmf_sniff_start: record every MPA Request and Reply frame crossing veth0
-# (the wire truth of what was negotiated) in /tmp/nvmf-mpa.log.
+# (the wire truth of what was negotiated) in /tmp/nvmf-mpa.log, for the
+# rest of the case (python starts slowly under TCG: once is enough).
 nvmf_sniff_start() {
 	: > /tmp/nvmf-mpa.log
 	python3 -u -c "$_NVMF_SNIFF_PY" veth0 > /tmp/nvmf-mpa.log 2>&1 &
 	NVMF_SNIFF_PID=$!
+	NVMF_SNIFF_MARK=0
 	# The raw socket must be bound before the first SYN.
-	nvmf_wait 30 grep -q "^ready" /tmp/nvmf-mpa.log
+	nvmf_wait 90 grep -q '^ready' /tmp/nvmf-mpa.log || {
+		cat /tmp/nvmf-mpa.log
+		return 1
+	}
 }
 
 nvmf_sniff_stop() {
@@ -366,18 +371,32 @@ nvmf_sniff_stop() {
 	NVMF_SNIFF_PID=
 }
 
-# nvmf_sniff_check CRC: every MPA Reply seen accepted the connection with the
-# C bit equal to CRC (0|1), and at least one request/reply pair was seen.
+# nvmf_sniff_mark: frames from now on are the next check's.
+nvmf_sniff_mark() {
+	NVMF_SNIFF_MARK=$(wc -l < /tmp/nvmf-mpa.log)
+}
+
+_nvmf_sniff_new() {
+	tail -n +"$((NVMF_SNIFF_MARK + 1))" /tmp/nvmf-mpa.log
+}
+
+_nvmf_sniff_has_rep() { _nvmf_sniff_new | grep -q '^rep '; }
+
+# nvmf_sniff_check CRC: since the mark, every MPA Reply accepted the
+# connection with the C bit equal to CRC (0|1), and at least one
+# request/reply pair was seen.
 nvmf_sniff_check() {
 	local want=$1 nreq nrep bad
-	nreq=$(grep -c '^req ' /tmp/nvmf-mpa.log)
-	nrep=$(grep -c '^rep ' /tmp/nvmf-mpa.log)
-	bad=$(grep '^rep ' /tmp/nvmf-mpa.log | grep -v " crc=$want .*reject=0")
+	# the capture may lag behind under load
+	nvmf_wait 20 _nvmf_sniff_has_rep
+	nreq=$(_nvmf_sniff_new | grep -c '^req ')
+	nrep=$(_nvmf_sniff_new | grep -c '^rep ')
+	bad=$(_nvmf_sniff_new | grep '^rep ' | grep -v " crc=$want .*reject=0")
 	if [ "$nreq" -gt 0 ] && [ "$nrep" -gt 0 ] && [ -z "$bad" ]; then
 		return 0
 	fi
 	echo "MPA frames seen (want crc=$want in every accepted reply):"
-	head -n 20 /tmp/nvmf-mpa.log
+	_nvmf_sniff_new | head -n 20
 	return 1
 }
 
