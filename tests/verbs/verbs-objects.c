@@ -720,7 +720,7 @@ static void case_qp(void)
 	sqe = find_wqe(&m, 0x6b6977695351ULL);
 	ok(sqe && sqe->opcode == KIWI_OP_SEND &&
 	   (sqe->flags & KIWI_WQE_INLINE) &&
-	   (sqe->flags & KIWI_WQE_SIGNALED) && sqe->reserved == 16 &&
+	   (sqe->flags & KIWI_WQE_SIGNALED) && sqe->inline_len == 16 &&
 	   !memcmp(sqe->inline_data, "kiwi-inline-data", 16),
 	   "the inline send fills an SQ slot (opcode, flags, data, length)");
 	err = post_send1(&e, qp, 0x6b6977695357ULL, IBV_WR_RDMA_WRITE, 1,
