@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 120
+# timeout: 300
 #
 # The bench itself: the guest runs the kernel kiwi is built for, with the
 # debugging options that make bugs fatal, the file systems the tests use,

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 120
+# timeout: 300
 #
 # The reference peer works on this bench: siw (built by tests/vm/build-siw.sh)
 # loads, a siw link on a veth shows up in rdma and in libibverbs through

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 400
+# timeout: 600
 #
 # What a user sees of kiwi devices: created by `rdma link add' (loading the
 # module by its alias), visible as an iWARP RNIC, one per netdev, port state

@@ -33,12 +33,22 @@ tap_fail() {
 	echo "not ok $_tap_n - $*"
 }
 
+# The tap_check* helpers run CMD in the current shell (not a subshell), so
+# a function they check may set variables for the rest of the script; its
+# output goes to a file and is shown only on failure.
+_tap_out=
+_tap_run() {
+	[ -n "$_tap_out" ] || _tap_out=$(mktemp /tmp/tap-out.XXXXXX)
+	"$@" > "$_tap_out" 2>&1
+}
+
 # tap_check DESC CMD...: ok when CMD succeeds; its output is shown on failure.
 tap_check() {
 	local desc=$1 outp rc
 	shift
-	outp=$("$@" 2>&1)
+	_tap_run "$@"
 	rc=$?
+	outp=$(cat "$_tap_out")
 	if [ $rc -eq 0 ]; then
 		tap_ok "$desc"
 	else
@@ -53,8 +63,9 @@ tap_check() {
 tap_check_fails() {
 	local desc=$1 outp rc
 	shift
-	outp=$("$@" 2>&1)
+	_tap_run "$@"
 	rc=$?
+	outp=$(cat "$_tap_out")
 	if [ $rc -ne 0 ]; then
 		tap_ok "$desc"
 		return 0
@@ -70,8 +81,9 @@ tap_check_fails() {
 tap_check_err() {
 	local desc=$1 re=$2 outp rc
 	shift 2
-	outp=$("$@" 2>&1)
+	_tap_run "$@"
 	rc=$?
+	outp=$(cat "$_tap_out")
 	if [ $rc -ne 0 ] && printf '%s\n' "$outp" | grep -qiE -- "$re"; then
 		tap_ok "$desc"
 		return 0
@@ -84,6 +96,7 @@ tap_check_err() {
 
 # tap_done: print the plan and exit non-zero if any test failed (or none ran).
 tap_done() {
+	[ -n "$_tap_out" ] && rm -f "$_tap_out"
 	echo "1..$_tap_n"
 	[ "$_tap_n" -gt 0 ] || { tap_diag "no tests ran"; exit 1; }
 	[ "$_tap_failed" -eq 0 ] || exit 1

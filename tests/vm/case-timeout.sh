@@ -3,7 +3,8 @@
 #
 # Print the time limit in seconds of a case script: its "# timeout: SEC"
 # line within the first 10 lines, or with KIWI_FULL=1 its "# timeout-full:
-# SEC" line when it has one; 300 without either.
+# SEC" line when it has one; 300 without either.  KIWI_TIMEOUT_SCALE=N
+# multiplies it (for a host busy with other work).
 f=$1
 get() {
 	head -n 10 "$f" |
@@ -13,4 +14,6 @@ get() {
 t=
 [ "${KIWI_FULL:-0}" = 1 ] && t=$(get timeout-full)
 [ -n "$t" ] || t=$(get timeout)
-echo "${t:-300}"
+scale=${KIWI_TIMEOUT_SCALE:-1}
+case "$scale" in ''|*[!0-9]*) scale=1 ;; esac
+echo $(( ${t:-300} * scale ))
