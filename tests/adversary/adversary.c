@@ -863,7 +863,7 @@ static void term_explain(const char *who, const u8 *p, u32 len, bool crc)
  * Response.  Returns 0 when they match; explains itself otherwise.
  */
 static int check_stream(const struct run *r, const u8 *p, u32 len,
-			bool verbose)
+			bool verbose, u32 *nresp_out)
 {
 	struct kiwi_rx_cfg rc = { .crc = r->res.crc,
 				  .markers = r->res.markers_rx };
@@ -934,9 +934,8 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 		}
 		off += used;
 	}
-	if (verbose && nresp)
-		diag("%u Read Response FPDUs (valid, carrying the RO MR's bytes) before the end",
-		     nresp);
+	if (nresp_out)
+		*nresp_out = nresp;
 	if (len - start == r->exp.len && !memcmp(p + start, r->exp.p, len - start))
 		return 0;
 	if (verbose) {
@@ -1197,10 +1196,20 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 		e = read_all(fd, &got, now_ms() + r->o->timeout_ms *
 			     (r->s->small_rcvbuf ? 4 : 1), 0);
 	}
-	tap(!check_stream(r, got.p, got.len, false), "%s: %s: %s%s", label,
-	    r->s->what, what, r->s->out == OUT_OK ? "" : ", byte for byte");
-	if (check_stream(r, got.p, got.len, true))
-		diag("kiwi's stream ended with %s", end_name(e));
+	{
+		u32 nresp = 0;
+		int bad = check_stream(r, got.p, got.len, false, &nresp);
+
+		if (nresp)
+			diag("%u valid Read Response FPDUs (the RO MR's bytes) came first",
+			     nresp);
+		tap(!bad, "%s: %s: %s%s", label, r->s->what, what,
+		    r->s->out == OUT_OK ? "" : ", byte for byte");
+		if (bad) {
+			check_stream(r, got.p, got.len, true, NULL);
+			diag("kiwi's stream ended with %s", end_name(e));
+		}
+	}
 	tap(e == END_EOF || e == END_RST,
 	    "%s: then the connection is closed (%s)", label, end_name(e));
 out:
@@ -1489,19 +1498,19 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 	}
 	/* the checker accepts the right answer and refuses a flipped bit */
 	{
-		int okay = !check_stream(&r, mine.p, mine.len, false);
+		int okay = !check_stream(&r, mine.p, mine.len, false, NULL);
 		int caught = 1;
 		u32 i;
 
 		for (i = 0; i < mine.len && caught; i += 1 + i / 8) {
 			mine.p[i] ^= 0x10;
-			caught = check_stream(&r, mine.p, mine.len, false) != 0;
+			caught = check_stream(&r, mine.p, mine.len, false, NULL) != 0;
 			mine.p[i] ^= 0x10;
 		}
 		if (mine.len)
 			caught = caught && check_stream(&r, mine.p,
 							mine.len - 1,
-							false) != 0;
+							false, NULL) != 0;
 		tap(okay && caught && mine.len,
 		    "%s: the checker accepts the expected bytes and refuses them with any byte altered or cut",
 		    label);

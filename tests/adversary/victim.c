@@ -12,6 +12,7 @@
  *
  *   victim -a ADDR -p PORT [-d DEV] [--info FILE] [--recvs N]
  *          [--recv-len N] [--mr-len N] [--ro-len N] [--ird N] [--ord N]
+ *          [--own-qp]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -75,6 +76,8 @@ static long long now_ms(void)
 struct conn {
 	struct conn *next;
 	struct rdma_cm_id *id;
+	struct ibv_qp *qp;
+	bool own_qp;		/* ibv_create_qp, not rdma_create_qp */
 	struct ibv_cq *cq;
 	struct ibv_mr *rmr;
 	char *rbuf;
@@ -93,6 +96,7 @@ static struct {
 	unsigned char *mem, *ro_mem;
 	struct conn *conns;
 	unsigned int nconns;
+	bool own_qp;
 } v = {
 	.recvs = 4, .recv_len = 1024, .mr_len = 65536, .ro_len = 16U << 20,
 	.ird = 4, .ord = 4,
@@ -204,7 +208,9 @@ static void conn_free(struct conn *c)
 			break;
 		}
 	pthread_mutex_unlock(&conn_lock);
-	if (c->id && c->id->qp)
+	if (c->own_qp && c->qp && ibv_destroy_qp(c->qp))
+		fail("conn %s: ibv_destroy_qp", c->name);
+	if (!c->own_qp && c->id && c->id->qp)
 		rdma_destroy_qp(c->id);
 	if (c->cq && ibv_destroy_cq(c->cq))
 		fail("conn %s: ibv_destroy_cq", c->name);
@@ -259,11 +265,36 @@ static void on_request(struct rdma_cm_event *ev)
 	qa.cap.max_recv_wr = recvs ? recvs : 1;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
-	if (rdma_create_qp(ev->id, v.pd, &qa)) {
-		fail("conn %s: rdma_create_qp", c->name);
-		goto refuse;
+	if (v.own_qp) {
+		/*
+		 * --own-qp: a QP rdma_cm does not manage, moved to INIT here
+		 * and named by number in rdma_accept, so that librdmacm does
+		 * not modify it (to RTR) itself.
+		 */
+		struct ibv_qp_attr at = {
+			.qp_state = IBV_QPS_INIT, .port_num = 1,
+			.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE |
+					   IBV_ACCESS_REMOTE_READ };
+
+		c->own_qp = true;
+		c->qp = ibv_create_qp(v.pd, &qa);
+		if (!c->qp || ibv_modify_qp(c->qp, &at, IBV_QP_STATE |
+					    IBV_QP_PORT |
+					    IBV_QP_ACCESS_FLAGS)) {
+			fail("conn %s: ibv_create_qp/ibv_modify_qp(INIT)",
+			     c->name);
+			goto refuse;
+		}
+		cp.qp_num = c->qp->qp_num;
+	} else {
+		if (rdma_create_qp(ev->id, v.pd, &qa)) {
+			fail("conn %s: rdma_create_qp", c->name);
+			goto refuse;
+		}
+		c->qp = ev->id->qp;
 	}
-	c->qp_num = ev->id->qp->qp_num;
+	c->qp_num = c->qp->qp_num;
 	qp_name_add(c->qp_num, c->name);
 	c->rbuf = calloc(recvs ? recvs : 1, v.recv_len);
 	c->rmr = c->rbuf ? ibv_reg_mr(v.pd, c->rbuf,
@@ -280,7 +311,7 @@ static void on_request(struct rdma_cm_event *ev)
 		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
 					  .num_sge = 1 }, *bad;
 
-		if (ibv_post_recv(ev->id->qp, &wr, &bad)) {
+		if (ibv_post_recv(c->qp, &wr, &bad)) {
 			fail("conn %s: ibv_post_recv", c->name);
 			goto refuse;
 		}
@@ -469,6 +500,7 @@ int main(int argc, char **argv)
 		{ "ro-len", required_argument, NULL, 'o' },
 		{ "ird", required_argument, NULL, 'i' },
 		{ "ord", required_argument, NULL, 'O' },
+		{ "own-qp", no_argument, NULL, 'Q' },
 		{ 0 }
 	};
 	const char *addr = NULL, *dev = NULL, *info = NULL;
@@ -493,6 +525,7 @@ int main(int argc, char **argv)
 		case 'o': v.ro_len = strtoul(optarg, NULL, 0); break;
 		case 'i': v.ird = strtoul(optarg, NULL, 0); break;
 		case 'O': v.ord = strtoul(optarg, NULL, 0); break;
+		case 'Q': v.own_qp = true; break;
 		default: usage();
 		}
 	}

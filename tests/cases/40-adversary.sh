@@ -87,7 +87,8 @@ set_policy() {
 # The victim: kiwi's IRD and ORD are what it asks rdma_accept for.
 ird=4
 ord=4
-"$vic" -a "$addr" -p "$port" -d "$dev" --info "$tmp/info" --recvs 4 \
+"$vic" ${KIWI_ADV_VICTIM_OPTS:-} -a "$addr" -p "$port" -d "$dev" \
+	--info "$tmp/info" --recvs 4 \
 	--recv-len 1024 --ird $ird --ord $ord > "$tmp/victim.log" 2>&1 &
 vpid=$!
 for _ in $(seq 1 300); do
