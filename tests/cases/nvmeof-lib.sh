@@ -229,6 +229,15 @@ nvmf_nvmet_setup() {
 	ln -s "$s" "$p/subsystems/$NVMF_NQN"
 }
 
+# nvmf_port_reenable: nvmet-rdma drops its listener for good when the RDMA
+# device under it is removed (DEVICE_REMOVAL; it retries only after
+# ADDR_CHANGE), so an administrator re-enables the port by unlinking and
+# linking the subsystem again.
+nvmf_port_reenable() {
+	local s=$NVMET_CFG/subsystems/$NVMF_NQN p=$NVMET_CFG/ports/$NVMF_PORTID
+	rm "$p/subsystems/$NVMF_NQN" && ln -s "$s" "$p/subsystems/$NVMF_NQN"
+}
+
 nvmf_nvmet_teardown() {
 	local s=$NVMET_CFG/subsystems/$NVMF_NQN p=$NVMET_CFG/ports/$NVMF_PORTID
 	local rc=0
@@ -315,6 +324,7 @@ nvmf_no_ctrl() { ! nvmf_ctrl > /dev/null; }
 nvmf_fio_verify() {
 	local name=$1 dev=$2 size=$3 bs=$4
 	shift 4
+	[ -b "$dev" ] || { echo "nvmf_fio_verify: '$dev' is no block device"; return 1; }
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs="$bs" --size="$size" --iodepth=8 \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 \
