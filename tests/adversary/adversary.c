@@ -232,6 +232,7 @@ struct scen {
 	int recvs;		/* receives the victim posts, -1: its default */
 	bool small_rcvbuf;	/* keep kiwi's Read Responses backed up */
 	bool kiwi_crc_required;	/* only when kiwi requires CRC */
+	u32 nfpdu;		/* OUT_OK: FPDUs sent after the RTR */
 	void (*mpa)(struct run *r, struct buf *b);
 	int (*fpdu)(struct run *r, struct buf *b);
 };
@@ -435,6 +436,43 @@ static int sc_control(struct run *r, struct buf *b)
 	return 0;
 }
 
+#define IRD_READ_MIN	(8U << 20)
+#define IRD_MAX_TRIED	4096
+
+/* exactly IRD Read Requests outstanding: all answered, no Terminate */
+static int sc_read_at_ird(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	u32 ird = r->res.peer_ird, i, k, len = 64;
+	struct kiwi_tx t;
+	struct kiwi_tx_cfg tc = { .crc = r->res.crc };
+	struct kiwi_hdr h;
+	u8 data[64];
+
+	if (ird < 1 || ird > IRD_MAX_TRIED || v->ro_len < len)
+		return -1;
+	kiwi_tx_init(&t, &tc);
+	for (i = 1; i <= ird; i++) {
+		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr, len);
+		put_fpdu(r, b, &h, NULL, 0, false);
+		/* and the Read Response kiwi must send for it */
+		for (k = 0; k < len; k++)
+			data[k] = kiwi_adv_pattern(k);
+		kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
+		h.stag = r->sink_stag;
+		h.to = r->sink_to;
+		buf_reserve(&r->exp_rresp, kiwi_tx_wire_len(&t, &h, len));
+		r->exp_rresp.len += kiwi_fpdu_build(&t, &h, data, len,
+						    r->exp_rresp.p +
+						    r->exp_rresp.len,
+						    r->exp_rresp.cap -
+						    r->exp_rresp.len);
+	}
+	r->src_off = 0;
+	r->rresp_ok = true;
+	return 0;
+}
+
 static int sc_bad_crc(struct run *r, struct buf *b)
 {
 	struct kiwi_hdr h;
@@ -571,8 +609,6 @@ static int sc_read_bounds(struct run *r, struct buf *b)
  * we drain, so every later Request (64 bytes each, cheap to drain) stays
  * outstanding behind it and the one numbered IRD + 1 is the offender.
  */
-#define IRD_READ_MIN	(8U << 20)
-#define IRD_MAX_TRIED	4096
 
 static int sc_read_ird(struct run *r, struct buf *b)
 {
@@ -652,7 +688,11 @@ static const struct scen scens[] = {
 	  .phase = PH_MPA, .out = OUT_REJECT, .err = KIWI_ERR_MPA_NOCRC,
 	  .recvs = -1, .kiwi_crc_required = true, .mpa = mpa_nocrc },
 	{ .name = "control", .what = "valid Write, Read Request and Sends",
-	  .phase = PH_FPDU, .out = OUT_OK, .recvs = -1, .fpdu = sc_control },
+	  .phase = PH_FPDU, .out = OUT_OK, .recvs = -1, .nfpdu = 4,
+	  .fpdu = sc_control },
+	{ .name = "read-at-ird", .what = "IRD Read Requests back to back",
+	  .phase = PH_FPDU, .out = OUT_OK, .recvs = -1,
+	  .nfpdu = 4 /* the model victim's IRD */, .fpdu = sc_read_at_ird },
 	{ .name = "bad-crc", .what = "Send FPDU with a bad CRC",
 	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_MPA_CRC,
 	  .crc = 1, .recvs = -1, .fpdu = sc_bad_crc },
@@ -1109,7 +1149,7 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 
 	if (r->s->out == OUT_OK)
 		snprintf(what, sizeof(what),
-			 "kiwi answers the Read Request byte for byte and sends no Terminate");
+			 "kiwi answers with the expected Read Responses byte for byte and no Terminate");
 	else
 		term_desc(r->s->err, what, sizeof(what));
 
@@ -1274,7 +1314,28 @@ struct model {
 	u32 recvs;
 	u32 outstanding;
 	bool rtr_seen;
+	struct kiwi_tx tx;	/* what the model sends: Read Responses */
+	struct buf *out;
 };
+
+/* the Read Response for an accepted Read Request from the RO MR */
+static void model_rresp(struct model *m, const struct kiwi_hdr *rq)
+{
+	struct kiwi_hdr h;
+	u8 *data = malloc(rq->read_size ? rq->read_size : 1);
+	u32 i, n;
+
+	for (i = 0; i < rq->read_size; i++)
+		data[i] = kiwi_adv_pattern(rq->src_to - m->v->ro_addr + i);
+	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
+	h.stag = rq->sink_stag;
+	h.to = rq->sink_to;
+	n = kiwi_tx_wire_len(&m->tx, &h, rq->read_size);
+	buf_reserve(m->out, n);
+	m->out->len += kiwi_fpdu_build(&m->tx, &h, data, rq->read_size,
+				       m->out->p + m->out->len, n);
+	free(data);
+}
 
 /* what kiwi's receive path must conclude about one header (after the core) */
 static enum kiwi_err model_hdr(struct model *m, const struct kiwi_hdr *h,
@@ -1307,8 +1368,12 @@ static enum kiwi_err model_hdr(struct model *m, const struct kiwi_hdr *h,
 		} else {
 			return KIWI_ERR_RDMAP_STAG;
 		}
+		/* nobody drains: every Request stays outstanding */
 		if (++m->outstanding > m->res.ird)
 			return KIWI_ERR_RDMAP_STREAM;
+		if (m->out && h->src_stag == v->ro_stag &&
+		    h->read_size <= 65536)
+			model_rresp(m, h);
 		return KIWI_OK;
 	case KIWI_RDMAP_SEND:
 		if (!m->recvs)
@@ -1440,30 +1505,17 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			tap(0, "%s: frames build", label);
 			goto out;
 		}
+		{
+			struct kiwi_tx_cfg tc = { .crc = m.res.crc };
+
+			kiwi_tx_init(&m.tx, &tc);
+			m.out = &mine;
+		}
 		err = model_stream(&m, stream.p, stream.len, bad, &bad_len, &n);
 		if (s->out == OUT_OK) {
-			tap(err == KIWI_OK && n == 4u + !o->no_p2p,
+			tap(err == KIWI_OK && n == s->nfpdu + !o->no_p2p,
 			    "%s: every FPDU passes the core and the model (%u FPDUs, %s)",
 			    label, n, kiwi_err_desc(err)->name);
-			/* the model's Read Response is the expected one */
-			{
-				struct kiwi_tx t;
-				struct kiwi_tx_cfg tc = { .crc = m.res.crc };
-				struct kiwi_hdr h;
-				u8 data[256];
-				u32 i;
-
-				for (i = 0; i < sizeof(data); i++)
-					data[i] = kiwi_adv_pattern(r.src_off + i);
-				kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
-				h.stag = r.sink_stag;
-				h.to = r.sink_to;
-				kiwi_tx_init(&t, &tc);
-				buf_reserve(&mine, 1024);
-				mine.len = kiwi_fpdu_build(&t, &h, data,
-							   sizeof(data),
-							   mine.p, mine.cap);
-			}
 		} else {
 			tap(err == s->err,
 			    "%s: the core and the model, as kiwi's receiver, find %s (wanted %s)",
@@ -1478,6 +1530,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 
 				kiwi_term_build(&h, err, bad, bad_len, 1);
 				kiwi_tx_init(&t, &tc);
+				mine.len = 0;
 				buf_reserve(&mine, 256);
 				k = kiwi_fpdu_build(&t, &h, NULL, 0, mine.p,
 						    mine.cap);
@@ -1489,7 +1542,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 	if (s->out == OUT_OK) {
 		tap(mine.len == r.exp_rresp.len &&
 		    !memcmp(mine.p, r.exp_rresp.p, mine.len),
-		    "%s: the expected Read Response is what the model sends",
+		    "%s: the expected Read Responses are what the model sends",
 		    label);
 	} else {
 		tap(mine.len == r.exp.len && !memcmp(mine.p, r.exp.p, mine.len),
