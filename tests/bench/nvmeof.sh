@@ -42,6 +42,7 @@ guest_main() {
 	. "$root/tests/cases/lib.sh"
 	. "$root/tests/cases/nvmeof-lib.sh"
 	local r p order bdev
+	nvmf_trap_cleanup
 	echo "round,provider,test,value,unit" > "$csv"
 	{
 		echo "# kernel $(uname -r)"
@@ -114,6 +115,9 @@ one_run() {
 	fi
 	teardown_run
 	echo "bench: round $r $p done in $((SECONDS - t0)) s: $(tail -n 2 "$csv" | tr '\n' ' ')"
+	# TCP trouble on the veth (retransmissions) would explain a slow run
+	echo "bench: TCP so far: $(nstat -az TcpRetransSegs TcpExtTCPLostRetransmit 2>/dev/null |
+		awk '/^Tcp/ { printf "%s %s ", $1, $2 }')"
 }
 
 teardown_run() {

@@ -48,6 +48,7 @@ else
 	       kiwi:required:siw:- siw:-:kiwi:off"
 fi
 
+nvmf_trap_cleanup
 nvmf_dmesg_mark
 tap_check "veth pair with cross-wired routes" nvmf_net_setup
 

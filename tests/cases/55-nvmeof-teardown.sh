@@ -28,6 +28,7 @@ fi
 # controller, so a device that comes back is found again.
 connect_opts="--reconnect-delay=2 --ctrl-loss-tmo=60"
 
+nvmf_trap_cleanup
 nvmf_dmesg_mark
 tap_check "veth pair with cross-wired routes" nvmf_net_setup
 

@@ -316,6 +316,22 @@ nvmf_disconnect() {
 
 nvmf_no_ctrl() { ! nvmf_ctrl > /dev/null; }
 
+# nvmf_cleanup_all: whatever a case left, gone (for an EXIT trap: a case
+# that fails or is killed half-way leaves no rules, links or configfs items
+# to the next one).
+nvmf_cleanup_all() {
+	nvmf_sniff_stop
+	nvmf_disconnect > /dev/null 2>&1
+	nvmf_target_teardown > /dev/null 2>&1
+	nvmf_links_del > /dev/null 2>&1
+	nvmf_net_teardown > /dev/null 2>&1
+}
+
+nvmf_trap_cleanup() {
+	trap nvmf_cleanup_all EXIT
+	trap 'exit 143' TERM INT
+}
+
 # --- checks -----------------------------------------------------------------
 
 # nvmf_fio NAME DEV SIZE BS [EXTRA fio OPTIONS]: random writes of SIZE with
@@ -328,7 +344,7 @@ nvmf_fio_verify() {
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs="$bs" --size="$size" --iodepth=8 \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 \
-		--randseed=4420 --norandommap=0 --output-format=terse \
+		--randseed=4420 --verify_state_save=0 --output-format=terse \
 		--terse-version=3 "$@" > /tmp/nvmf-fio.out 2>&1 || {
 		cat /tmp/nvmf-fio.out
 		return 1
