@@ -9,8 +9,10 @@
 #include <linux/completion.h>
 #include <linux/etherdevice.h>
 #include <linux/kref.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -19,6 +21,7 @@
 #include <uapi/kiwi-abi.h>
 
 #include "compat.h"
+#include "conn.h"
 
 /* Object counts shown in debugfs; tests check they return to zero. */
 enum kiwi_obj {
@@ -145,6 +148,106 @@ struct kiwi_srq {
 	bool user;
 };
 
+/* An RDMA Read we sent and wait for the Read Responses of (ORD). */
+struct kiwi_ord_ent {
+	u64 id;
+	struct kiwi_mr *mr;		/* sink MR, referenced; NULL: 0 bytes */
+	u32 sink_stag;
+	u64 sink_to;
+	u32 len;
+	u32 placed;
+	u32 inval_stag;			/* READ_LOCAL_INV */
+	u8 opcode;
+	bool signaled;
+};
+
+/* A Read Request the peer sent, answered by tx in order (IRD). */
+struct kiwi_ird_ent {
+	struct kiwi_mr *mr;		/* source MR, referenced; NULL: 0 bytes */
+	u64 src_to;
+	u32 sink_stag;
+	u64 sink_to;
+	u32 len;
+	u32 sent;
+};
+
+/* The Send message being received (it may span many FPDUs). */
+struct kiwi_rx_send {
+	struct kiwi_rqe rqe;		/* validated copy */
+	struct kiwi_mr *mr[KIWI_MAX_SGE];
+	u32 total;			/* bytes the RQE can take */
+	u32 placed;
+	u32 sge;			/* cursor: SGE index and offset in it */
+	u32 sge_off;
+	bool active;
+	bool srq;
+};
+
+/*
+ * Where payload comes from: SGEs with their MRs (NULL: a kernel address,
+ * as for inline data) and a cursor.
+ */
+struct kiwi_cur {
+	struct kiwi_sge sg[KIWI_MAX_SGE];
+	struct kiwi_mr *mr[KIWI_MAX_SGE];
+	u32 nsge;
+	u32 idx;
+	u32 off;
+};
+
+/* The SQ work request being transmitted. */
+struct kiwi_tx_wr {
+	struct kiwi_sqe sqe;		/* validated copy */
+	struct kiwi_cur cur;
+	u32 total;
+	u32 off;			/* bytes framed so far */
+	u32 msn;
+	bool active;
+};
+
+#define KIWI_TX_IOV	64
+#define KIWI_TX_FBUF	2048
+#define KIWI_TX_WC	16
+
+/* engine flags (qp->eflags, atomic bitops) */
+enum {
+	KIWI_EF_ON,		/* between llp_start and llp_stop */
+	KIWI_EF_HOLD,		/* p2p responder: no tx before the RTR */
+	KIWI_EF_RTR_SEND,	/* p2p initiator: the RTR still to send */
+	KIWI_EF_RTR_RRESP,	/* initiator: a 0-byte Read Response is due */
+	KIWI_EF_WAIT_SPACE,	/* tx waits for sk_write_space */
+	KIWI_EF_TERM_CLAIM,	/* txs->term is being built */
+	KIWI_EF_TERM,		/* a Terminate is to be sent */
+	KIWI_EF_TERM_SENT,
+	KIWI_EF_RX_DEAD,	/* rx places nothing more */
+	KIWI_EF_COMM_EST,	/* IB_EVENT_COMM_EST dispatched */
+	KIWI_EF_FIN,		/* PEER_CLOSED reported */
+	KIWI_EF_RST,		/* RESET reported */
+	KIWI_EF_QUIESCED,	/* engines stopped, queues flushed */
+	KIWI_EF_TX_STOP,	/* tx sends nothing more */
+};
+
+/* Transmission engine state (tx.c), serialised by qp->tx_mutex. */
+struct kiwi_txs {
+	struct kiwi_tx fr;		/* the framer */
+	u32 msn[KIWI_QN_MAX];		/* next MSN per untagged queue */
+	u32 max_ulpdu;			/* MULPDU from the MSS */
+	struct kiwi_tx_wr wr;
+	/* the batch handed to one kernel_sendmsg(), resumable */
+	struct kvec iov[KIWI_TX_IOV];
+	u32 niov;
+	u32 iov_done;			/* entries fully sent */
+	size_t bytes;			/* total of the batch */
+	u32 flen;			/* framing bytes used in fbuf */
+	struct kiwi_wc wc[KIWI_TX_WC];	/* completions once the batch is out */
+	u32 nwc;
+	struct kiwi_hdr term;		/* Terminate to send (KIWI_EF_TERM) */
+	bool term_queued;		/* it is in the batch */
+	bool more;			/* more FPDUs wait: MSG_MORE */
+	struct kiwi_cur rr;		/* Read Response source */
+	u8 fbuf[KIWI_TX_FBUF];
+};
+
 struct kiwi_qp {
 	struct ib_qp ibqp;
 	struct kiwi_dev *kdev;
@@ -175,6 +278,44 @@ struct kiwi_qp {
 	struct kiwi_cq *scq;
 	struct kiwi_cq *rcq;
 	struct kiwi_srq *srq;
+
+	/* ---- the engines (tx.c, rx.c), while connected ---- */
+	unsigned long eflags;		/* KIWI_EF_* */
+	struct kiwi_cep *cep;		/* referenced while KIWI_EF_ON */
+	struct socket *sock;
+	void (*sk_data_ready)(struct sock *sk);
+	void (*sk_write_space)(struct sock *sk);
+	void (*sk_state_change)(struct sock *sk);
+	struct kiwi_mpa_result mpa;
+	struct completion llp_stopped;	/* destroy_qp waits for llp_stop */
+	bool llp_started;		/* llp_start succeeded (under lock) */
+
+	/* ORD: Reads we sent, oldest at ord_tail (under lock) */
+	struct kiwi_ord_ent ordq[KIWI_MAX_ORD];
+	u32 ord_head;
+	u32 ord_tail;
+	u32 ord_max;
+	/* IRD: Read Requests to answer, oldest at ird_tail (under lock) */
+	struct kiwi_ird_ent irdq[KIWI_MAX_IRD];
+	u32 ird_head;
+	u32 ird_tail;
+	u32 ird_max;
+
+	/* receive side, touched only by sk_data_ready (rx.c) */
+	struct kiwi_rx rx;
+	struct kiwi_rx_send rxs;
+	struct kiwi_mr *rx_mr;		/* destination of the tagged FPDU */
+	u64 rx_to;
+	u8 rx_kind;			/* what the FPDU being parsed is */
+	bool rx_rtr;			/* it is the RTR (p2p responder) */
+	u32 rx_bytes;			/* payload placed of this FPDU */
+	struct kiwi_ird_ent rx_rreq;	/* Read Request queued at DONE */
+	struct kiwi_term_info term_rcvd;
+
+	struct work_struct tx_work;
+	struct mutex tx_mutex;
+	struct mutex stop_mutex;	/* quiesce and llp_stop */
+	struct kiwi_txs *txs;		/* allocated at llp_start */
 };
 
 enum kiwi_mr_type {
@@ -199,6 +340,9 @@ struct kiwi_mr {
 	int access;
 	u32 stag;
 	bool valid;			/* false after local/remote invalidate */
+	struct page **upages;		/* KIWI_MR_USER: the umem's pages */
+	u32 nupages;
+	u32 upage_off;			/* offset of iova in upages[0] */
 	struct kref ref;
 	struct completion freed;
 	struct rcu_head rcu;
@@ -293,7 +437,31 @@ void kiwi_qp_put(struct kiwi_qp *qp);
 int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
 		     u32 max_sge);
 
+int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
+		  int access);
+void *kiwi_mr_kaddr(struct kiwi_mr *mr, u64 to, u32 *contig);
+void kiwi_mr_invalidate(struct kiwi_mr *mr);
+
+/* qp.c: engines' helpers */
+void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev);
+void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
+void kiwi_qp_flush_all(struct kiwi_qp *qp);
+void kiwi_qp_quiesce(struct kiwi_qp *qp);
+
+/* tx.c */
+void kiwi_tx_kick(struct kiwi_qp *qp);
+void kiwi_tx_doorbell(struct kiwi_qp *qp);
+void kiwi_tx_work(struct work_struct *work);
+void kiwi_tx_write_space(struct sock *sk);
+
+/* rx.c */
+void kiwi_rx_data_ready(struct sock *sk);
+void kiwi_rx_state_change(struct sock *sk);
+void kiwi_rx_read(struct kiwi_qp *qp);
+void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr);
+
 /* srq.c */
+int kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *rqe);
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		    struct ib_udata *udata);
 int kiwi_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,

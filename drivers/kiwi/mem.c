@@ -125,6 +125,36 @@ static void kiwi_mr_abort(struct kiwi_mr *mr)
 	kfree(mr);
 }
 
+/*
+ * The data path places into and sends from user MRs by page: an array
+ * indexed by (TO - iova) turns a tagged offset into a page in O(1).
+ */
+static int kiwi_mr_user_pages(struct kiwi_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter it;
+	size_t n = ib_umem_num_pages(umem), i = 0;
+
+	if (n > U32_MAX)
+		return -EINVAL;
+	mr->upages = kvmalloc_array(n, sizeof(*mr->upages), GFP_KERNEL);
+	if (!mr->upages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (i == n)
+			break;
+		mr->upages[i++] = sg_page_iter_page(&it);
+	}
+	if (i != n) {
+		kvfree(mr->upages);
+		mr->upages = NULL;
+		return -EFAULT;
+	}
+	mr->nupages = n;
+	mr->upage_off = ib_umem_offset(umem);
+	return 0;
+}
+
 struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			       u64 iova, int access, struct ib_udata *udata)
 {
@@ -153,6 +183,14 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
+	rv = kiwi_mr_user_pages(mr);
+	if (rv) {
+		ib_umem_release(umem);
+		kiwi_mr_abort(mr);
+		return ERR_PTR(rv);
+	}
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = len;
 	mr->valid = true;
 	kiwi_mr_publish(mr);
 	return &mr->ibmr;
@@ -228,6 +266,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kiwi_mr_put(mr);
 	wait_for_completion(&mr->freed);
 
+	kvfree(mr->upages);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree(mr->pages);
@@ -235,4 +274,61 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* lookups that lost the race may still be reading it under RCU */
 	kfree_rcu(mr, rcu);
 	return 0;
+}
+
+/*
+ * May the data path use [to, to + len) of mr for a QP of pd with these
+ * rights?  -ENOENT: invalidated or not registered; -EPERM: another PD;
+ * -EACCES: rights; -EFAULT: bounds.  The DMA MR is local only.
+ */
+int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
+		  int access)
+{
+	if (!READ_ONCE(mr->valid))
+		return -ENOENT;
+	if (mr->ibmr.pd != pd)
+		return -EPERM;
+	if (mr->type == KIWI_MR_DMA)
+		return access & (IB_ACCESS_REMOTE_READ |
+				 IB_ACCESS_REMOTE_WRITE) ? -EACCES : 0;
+	if ((READ_ONCE(mr->access) & access) != access)
+		return -EACCES;
+	if (to < mr->ibmr.iova || len > mr->ibmr.length ||
+	    to - mr->ibmr.iova > mr->ibmr.length - len)
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Kernel address of tagged offset to (checked by kiwi_mr_check) and how
+ * many bytes are contiguous from there.  64-bit only: no highmem, so
+ * page_address() serves for pinned user pages.
+ */
+void *kiwi_mr_kaddr(struct kiwi_mr *mr, u64 to, u32 *contig)
+{
+	u64 pos, off;
+	u32 ps;
+
+	switch (mr->type) {
+	case KIWI_MR_USER:
+		pos = to - mr->ibmr.iova + mr->upage_off;
+		off = pos & ~PAGE_MASK;
+		*contig = PAGE_SIZE - off;
+		return page_address(mr->upages[pos >> PAGE_SHIFT]) + off;
+	case KIWI_MR_FAST_REG:
+		ps = mr->ibmr.page_size;
+		pos = to - (mr->ibmr.iova & ~(u64)(ps - 1));
+		off = pos & (ps - 1);
+		*contig = ps - off;
+		return (void *)(uintptr_t)(mr->pages[pos >> ilog2(ps)] + off);
+	case KIWI_MR_DMA:
+	default:
+		*contig = U32_MAX;
+		return (void *)(uintptr_t)to;
+	}
+}
+
+void kiwi_mr_invalidate(struct kiwi_mr *mr)
+{
+	WRITE_ONCE(mr->valid, false);
 }

@@ -5,9 +5,13 @@
  *
  * iWARP QPs are RC only and reach RTS through the connection manager,
  * never through modify_qp; from the verbs a QP goes RESET -> INIT,
- * INIT -> INIT, anything -> ERR and anything -> RESET.
+ * INIT -> INIT or RTR, anything -> ERR and anything -> RESET; a connected
+ * QP goes to SQD (graceful) or ERR (abortive) through the CM.
  */
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <net/sock.h>
+#include <net/tcp.h>
 
 #include "kiwi.h"
 
@@ -105,6 +109,10 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	qp->scq = to_kcq(attr->send_cq);
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
+	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	mutex_init(&qp->tx_mutex);
+	mutex_init(&qp->stop_mutex);
+	init_completion(&qp->llp_stopped);
 
 	rv = kiwi_ring_alloc(&qp->sq, nsq, sizeof(struct kiwi_sqe), udata);
 	if (rv)
@@ -235,6 +243,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_cep *cep = NULL;
 	enum ib_qp_state cur, new;
 	unsigned long flags;
 	int rv;
@@ -272,7 +281,16 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (cur != IB_QPS_RESET && cur != IB_QPS_INIT)
 			rv = -EINVAL;
 		break;
+	case IB_QPS_SQD:
+		/* iw_cm's graceful disconnect of a connected QP */
+		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
+			rv = -EINVAL;
+		break;
 	case IB_QPS_RTR:
+		/* librdmacm's accept passes through RTR, as on IB */
+		if (cur != IB_QPS_INIT && cur != IB_QPS_RTR)
+			rv = -EINVAL;
+		break;
 	case IB_QPS_RTS:
 		/*
 		 * Only the connection manager moves a QP to RTS, when the
@@ -303,8 +321,24 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	} else if (new == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		kiwi_qp_reset(qp);
 	}
+	/* a connected QP: the CM tears the connection down */
+	if ((new == IB_QPS_ERR || (new == IB_QPS_SQD && cur == IB_QPS_RTS)) &&
+	    test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
+		cep = qp->cep;
+		kiwi_cep_get(cep);
+	}
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (cep) {
+		/*
+		 * Abortive: every outstanding WR completes (flushed) before
+		 * this returns, so that ib_drain_qp()'s own WR completes last.
+		 */
+		if (new == IB_QPS_ERR)
+			kiwi_qp_quiesce(qp);
+		kiwi_cm_disconnect(cep, new == IB_QPS_ERR);
+		kiwi_cep_put(cep);
+	}
 	return rv;
 }
 
@@ -347,7 +381,21 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_cep *cep = NULL;
 	unsigned long flags;
+
+	/* a connected QP: abort the connection and wait for llp_stop */
+	spin_lock_irqsave(&qp->lock, flags);
+	if (test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
+		cep = qp->cep;
+		kiwi_cep_get(cep);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (cep) {
+		kiwi_cm_disconnect(cep, true);
+		wait_for_completion(&qp->llp_stopped);
+		kiwi_cep_put(cep);
+	}
 
 	xa_erase_bh(&qp->kdev->qp_xa, ibqp->qp_num);
 	/* no completions after destroy: queued WRs are dropped, not flushed */
@@ -358,6 +406,9 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* ib_core frees *qp when we return: wait out iw_cm's references */
 	kiwi_qp_put(qp);
 	wait_for_completion(&qp->freed);
+	/* a kick that raced with llp_stop finds the engine off; wait for it */
+	cancel_work_sync(&qp->tx_work);
+	kfree(qp->txs);
 
 	if (qp->rq.num)
 		kiwi_ring_free(&qp->rq);
@@ -518,6 +569,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	struct kiwi_sqe tmp, *sqe;
 	unsigned long flags;
+	bool kick = false;
 	int rv = 0;
 
 	/* user QPs post into the mapped ring; the call is a doorbell */
@@ -546,9 +598,8 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * until the connection brings the QP to RTS.
 	 */
 	if (qp->user) {
-		/* in RTS the doorbell starts the SQ engine: the data path */
-		if (qp->state == IB_QPS_RTS)
-			rv = -EOPNOTSUPP;
+		/* in RTS the doorbell starts the SQ engine */
+		kick = qp->state == IB_QPS_RTS;
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
@@ -563,11 +614,19 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		memcpy(sqe, &tmp, sizeof(tmp));
 		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
 		qp->sq_prod++;
+		kick = true;
 	}
 	if (rv)
 		*bad_wr = wr;
+	kick = kick && qp->state == IB_QPS_RTS;
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (kick) {
+		if (qp->user)
+			kiwi_tx_doorbell(qp);
+		else
+			kiwi_tx_kick(qp);
+	}
 	return rv;
 }
 
@@ -636,4 +695,262 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return rv;
+}
+
+/* ---- the QP side of the engines ---- */
+
+void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = type,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * The engines found the connection broken (any context): ERR, rings
+ * flushed; what the engines hold is flushed when they stop.
+ */
+void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	was = qp->state == IB_QPS_ERR;
+	if (!was) {
+		qp->state = IB_QPS_ERR;
+		kiwi_flush_sq(qp);
+		if (qp->rq.num)
+			kiwi_flush_rq(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!was && ev)
+		kiwi_qp_event(qp, ev);
+}
+
+static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
+			  u8 opcode)
+{
+	struct kiwi_wc wc = {
+		.id = id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = opcode,
+		.qp_id = qp->ibqp.qp_num,
+	};
+
+	kiwi_cq_push(cq, &wc);
+}
+
+/*
+ * With both engines stopped: complete everything outstanding as flushed,
+ * oldest first (Reads in flight, the WR being sent, the SQ ring; the
+ * Receive being filled, the RQ ring) and drop the MR references held.
+ */
+void kiwi_qp_flush_all(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->state = IB_QPS_ERR;
+	for (; qp->ord_tail != qp->ord_head; qp->ord_tail++) {
+		struct kiwi_ord_ent *e =
+			&qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+
+		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode);
+		if (e->mr)
+			kiwi_mr_put(e->mr);
+		e->mr = NULL;
+	}
+	if (txs && txs->wr.active) {
+		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode);
+		txs->wr.active = false;
+	}
+	if (txs) {
+		for (i = 0; i < KIWI_MAX_SGE; i++) {
+			if (txs->wr.cur.mr[i])
+				kiwi_mr_put(txs->wr.cur.mr[i]);
+			txs->wr.cur.mr[i] = NULL;
+		}
+	}
+	kiwi_flush_sq(qp);
+	if (qp->rxs.active) {
+		kiwi_flush_wc(qp->rcq, qp, qp->rxs.rqe.id, KIWI_OP_RECEIVE);
+		for (i = 0; i < KIWI_MAX_SGE; i++) {
+			if (qp->rxs.mr[i])
+				kiwi_mr_put(qp->rxs.mr[i]);
+			qp->rxs.mr[i] = NULL;
+		}
+		qp->rxs.active = false;
+	}
+	if (qp->rq.num)
+		kiwi_flush_rq(qp);
+	for (; qp->ird_tail != qp->ird_head; qp->ird_tail++) {
+		struct kiwi_ird_ent *e =
+			&qp->irdq[qp->ird_tail % KIWI_MAX_IRD];
+
+		if (e->mr)
+			kiwi_mr_put(e->mr);
+		e->mr = NULL;
+	}
+	if (qp->rx_mr) {
+		kiwi_mr_put(qp->rx_mr);
+		qp->rx_mr = NULL;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
+ * Stop both engines without giving the socket back (process context):
+ * no rx runs after the callback lock is dropped, no tx after the work is
+ * cancelled and the doorbell mutex passed.  Then flush.  Idempotent.
+ */
+static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
+{
+	struct sock *sk = qp->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
+	write_unlock_bh(&sk->sk_callback_lock);
+	mutex_lock(&qp->tx_mutex);
+	set_bit(KIWI_EF_TX_STOP, &qp->eflags);
+	mutex_unlock(&qp->tx_mutex);
+	cancel_work_sync(&qp->tx_work);
+	kiwi_qp_flush_all(qp);
+}
+
+void kiwi_qp_quiesce(struct kiwi_qp *qp)
+{
+	mutex_lock(&qp->stop_mutex);
+	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
+	    !test_and_set_bit(KIWI_EF_QUIESCED, &qp->eflags))
+		__kiwi_qp_quiesce(qp);
+	mutex_unlock(&qp->stop_mutex);
+}
+
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
+		      struct socket *sock,
+		      const struct kiwi_conn_params *params)
+{
+	const struct kiwi_mpa_result *res = &params->mpa;
+	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
+	struct kiwi_tx_cfg tc = { .crc = res->crc, .markers = res->markers_tx };
+	struct sock *sk = sock->sk;
+	struct kiwi_txs *txs;
+	unsigned long flags;
+	u32 mss;
+	int i;
+
+	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
+	if (!txs)
+		return -ENOMEM;
+	mss = READ_ONCE(tcp_sk(sk)->mss_cache);
+	if (!mss)
+		mss = params->mss;
+	if (!mss)
+		mss = 536;
+	kiwi_tx_init(&txs->fr, &tc);
+	for (i = 0; i < KIWI_QN_MAX; i++)
+		txs->msn[i] = 1;
+	txs->max_ulpdu = kiwi_mpa_mulpdu(mss, res->markers_tx);
+	/* with Markers every 512 octets, keep a batch's iov bounded */
+	if (res->markers_tx && txs->max_ulpdu > 4096)
+		txs->max_ulpdu = 4096;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
+	    test_bit(KIWI_EF_ON, &qp->eflags)) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		kfree(txs);
+		return -EINVAL;
+	}
+	kfree(qp->txs);		/* of an earlier connection */
+	qp->txs = txs;
+	qp->mpa = *res;
+	qp->ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
+	qp->ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
+	qp->ord_head = 0;
+	qp->ord_tail = 0;
+	qp->ird_head = 0;
+	qp->ird_tail = 0;
+	memset(&qp->rxs, 0, sizeof(qp->rxs));
+	qp->rx_mr = NULL;
+	qp->rx_kind = 0;
+	kiwi_rx_init(&qp->rx, &rc);
+	qp->eflags = 0;
+	if (res->p2p && !params->initiator)
+		set_bit(KIWI_EF_HOLD, &qp->eflags);
+	if (params->initiator)
+		set_bit(KIWI_EF_COMM_EST, &qp->eflags);
+	if (res->p2p && params->initiator) {
+		set_bit(KIWI_EF_RTR_SEND, &qp->eflags);
+		if (res->rtr == KIWI_RTR_READ)
+			set_bit(KIWI_EF_RTR_RRESP, &qp->eflags);
+	}
+	qp->sock = sock;
+	qp->cep = cep;
+	kiwi_cep_get(cep);
+	reinit_completion(&qp->llp_stopped);
+	qp->state = IB_QPS_RTS;
+	set_bit(KIWI_EF_ON, &qp->eflags);
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	qp->sk_data_ready = sk->sk_data_ready;
+	qp->sk_write_space = sk->sk_write_space;
+	qp->sk_state_change = sk->sk_state_change;
+	sk->sk_user_data = qp;
+	sk->sk_data_ready = kiwi_rx_data_ready;
+	sk->sk_write_space = kiwi_tx_write_space;
+	sk->sk_state_change = kiwi_rx_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	/* the RTR, WRs posted in INIT, FPDUs that came with the MPA frame */
+	kiwi_tx_kick(qp);
+	kiwi_rx_read(qp);
+	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED &&
+	    !test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
+		kiwi_cm_llp_event(cep, KIWI_LLP_PEER_CLOSED);
+	return 0;
+}
+
+void kiwi_qp_llp_stop(struct kiwi_qp *qp)
+{
+	struct kiwi_cep *cep;
+	struct sock *sk;
+	unsigned long flags;
+
+	mutex_lock(&qp->stop_mutex);
+	if (!test_bit(KIWI_EF_ON, &qp->eflags)) {
+		mutex_unlock(&qp->stop_mutex);
+		return;
+	}
+	sk = qp->sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = qp->sk_data_ready;
+	sk->sk_write_space = qp->sk_write_space;
+	sk->sk_state_change = qp->sk_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	if (!test_and_set_bit(KIWI_EF_QUIESCED, &qp->eflags))
+		__kiwi_qp_quiesce(qp);
+	else
+		kiwi_qp_flush_all(qp);	/* posted since the quiesce */
+
+	spin_lock_irqsave(&qp->lock, flags);
+	clear_bit(KIWI_EF_ON, &qp->eflags);
+	cep = qp->cep;
+	qp->cep = NULL;
+	qp->sock = NULL;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mutex_unlock(&qp->stop_mutex);
+	kiwi_cep_put(cep);
+	complete_all(&qp->llp_stopped);
 }

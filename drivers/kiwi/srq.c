@@ -139,3 +139,47 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return rv;
 }
+
+/*
+ * The data path takes the next posted RQE (copied once: user SRQs are
+ * written by the process) and raises the limit event when the number of
+ * posted RQEs drops below the armed limit, which disarms it.  Any context.
+ */
+int kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *out)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		.element.srq = &srq->ibsrq,
+	};
+	struct kiwi_rqe *rqe;
+	unsigned long flags;
+	bool fire = false;
+	u32 n;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	rqe = kiwi_ring_slot(&srq->ring, srq->cons);
+	if (!(kiwi_slot_flags(&rqe->flags) & KIWI_WQE_VALID)) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		return -ENOENT;
+	}
+	memcpy(out, rqe, sizeof(*out));
+	kiwi_slot_set(&rqe->flags, 0);
+	srq->cons++;
+	if (srq->limit) {
+		/* the limit is small; user SRQs keep no producer count */
+		for (n = 0; n < srq->limit; n++) {
+			rqe = kiwi_ring_slot(&srq->ring, srq->cons + n);
+			if (!(READ_ONCE(rqe->flags) & KIWI_WQE_VALID))
+				break;
+		}
+		if (n < srq->limit) {
+			srq->limit = 0;
+			fire = true;
+		}
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (fire && srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	return 0;
+}

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the receive engine.
+ *
+ * FPDUs are parsed straight out of the socket's receive queue, in
+ * sk_data_ready (softirq, or process context when the socket's backlog
+ * is processed), by tcp_read_sock() and the protocol core's stream
+ * parser.  Every destination is validated at the segment's header,
+ * before any byte of it is placed; payload is then copied once, from the
+ * skb into the destination pages, and the CRC is computed over the bytes
+ * just written while they are hot in the cache.  Any violation sends the
+ * RFC's Terminate (through tx), moves the QP to ERR and stops parsing:
+ * nothing further is placed.
+ *
+ * Only data_ready touches the rx state of a QP (it runs under the
+ * socket's lock and sk_callback_lock for reading); the RQ, the ORD and
+ * IRD queues are shared with the verbs and tx under qp->lock.
+ */
+#include <linux/skbuff.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+
+enum {
+	KIWI_RXK_NONE,
+	KIWI_RXK_WRITE,		/* tagged, rx_mr referenced here */
+	KIWI_RXK_RRESP,		/* tagged, the ORD entry's sink MR */
+	KIWI_RXK_SEND,
+	KIWI_RXK_RREQ,
+	KIWI_RXK_TERM,
+	KIWI_RXK_SKIP,		/* zero-length RTR: nothing to place */
+};
+
+static bool kiwi_err_is_access(enum kiwi_err err)
+{
+	const struct kiwi_err_desc *d = kiwi_err_desc(err);
+
+	return d->etype == 1 && (d->layer == KIWI_LAYER_RDMAP ||
+				 d->layer == KIWI_LAYER_DDP);
+}
+
+/*
+ * Stop receiving for good: Terminate (sent by tx, which then tells the
+ * CM), QP to ERR with the async event that fits.  Any context.
+ */
+void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr)
+{
+	const struct kiwi_err_desc *d = kiwi_err_desc(err);
+	const u8 *raw = NULL;
+	u32 len = 0;
+
+	set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
+	if (with_hdr)
+		raw = kiwi_rx_raw_hdr(&qp->rx, &len);
+	pr_debug("kiwi: qp %u: %s\n", qp->ibqp.qp_num, d->name);
+	if (!test_and_set_bit(KIWI_EF_TERM_CLAIM, &qp->eflags)) {
+		if (d->term) {
+			/* tx fills in the MSN of its Terminate queue */
+			kiwi_term_build(&qp->txs->term, err, raw, len, 0);
+			set_bit(KIWI_EF_TERM, &qp->eflags);
+			kiwi_tx_kick(qp);
+		} else if (qp->cep) {
+			kiwi_cm_llp_event(qp->cep, KIWI_LLP_RESET);
+		}
+	}
+	kiwi_qp_to_err(qp, kiwi_err_is_access(err) ? IB_EVENT_QP_ACCESS_ERR :
+		       IB_EVENT_QP_FATAL);
+}
+
+static void kiwi_rx_put_sges(struct kiwi_mr **mr)
+{
+	int i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (mr[i])
+			kiwi_mr_put(mr[i]);
+		mr[i] = NULL;
+	}
+}
+
+static void kiwi_rx_wc(struct kiwi_qp *qp, u64 id, u32 bytes, u8 status,
+		       u8 flags, u32 inval)
+{
+	struct kiwi_wc wc = {
+		.id = id,
+		.bytes = bytes,
+		.qp_id = qp->ibqp.qp_num,
+		.inval_stag = inval,
+		.opcode = KIWI_OP_RECEIVE,
+		.status = status,
+		.flags = flags,
+	};
+
+	kiwi_cq_push(qp->rcq, &wc);
+}
+
+/* Take the next RQE or SRQE for a new Send message and validate it. */
+static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
+{
+	struct kiwi_rx_send *rs = &qp->rxs;
+	struct kiwi_rqe *slot;
+	unsigned long flags;
+	u64 total = 0;
+	u32 i, nsge, max_sge = KIWI_MAX_SGE;
+
+	if (qp->srq) {
+		if (kiwi_srq_take(qp->srq, &rs->rqe))
+			return KIWI_ERR_DDP_U_MSN_NOBUF;
+		max_sge = qp->srq->max_sge;
+	} else {
+		spin_lock_irqsave(&qp->lock, flags);
+		slot = kiwi_ring_slot(&qp->rq, qp->rq_cons);
+		if (!qp->rq.num ||
+		    !(kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID)) {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			return KIWI_ERR_DDP_U_MSN_NOBUF;
+		}
+		/* one copy of a slot the process may still scribble on */
+		memcpy(&rs->rqe, slot, sizeof(rs->rqe));
+		kiwi_slot_set(&slot->flags, 0);
+		qp->rq_cons++;
+		spin_unlock_irqrestore(&qp->lock, flags);
+	}
+	rs->active = true;
+	rs->placed = 0;
+	rs->sge = 0;
+	rs->sge_off = 0;
+	nsge = rs->rqe.num_sge;
+	if (nsge > max_sge)
+		goto bad;
+	for (i = 0; i < nsge; i++) {
+		struct kiwi_sge *sge = &rs->rqe.sge[i];
+		struct kiwi_mr *mr;
+
+		total += sge->length;
+		if (!sge->length)
+			continue;
+		mr = kiwi_mr_get(qp->kdev, sge->lkey);
+		if (!mr)
+			goto bad;
+		rs->mr[i] = mr;
+		if (kiwi_mr_check(mr, qp->ibqp.pd, sge->addr, sge->length,
+				  IB_ACCESS_LOCAL_WRITE))
+			goto bad;
+	}
+	if (total > KIWI_MAX_MSG_SIZE)
+		goto bad;
+	rs->rqe.num_sge = nsge;
+	rs->total = total;
+	return KIWI_OK;
+bad:
+	kiwi_rx_wc(qp, rs->rqe.id, 0, IB_WC_LOC_PROT_ERR, 0, 0);
+	kiwi_rx_put_sges(rs->mr);
+	rs->active = false;
+	return KIWI_ERR_DDP_LOCAL;
+}
+
+static enum kiwi_err kiwi_rx_mr_err(int rv, bool rdmap)
+{
+	switch (rv) {
+	case -EPERM:
+		return rdmap ? KIWI_ERR_RDMAP_STAG_STREAM :
+			KIWI_ERR_DDP_T_STAG_STREAM;
+	case -EACCES:
+		return KIWI_ERR_RDMAP_ACCESS;
+	case -EFAULT:
+		return rdmap ? KIWI_ERR_RDMAP_BOUNDS : KIWI_ERR_DDP_T_BOUNDS;
+	default:
+		return rdmap ? KIWI_ERR_RDMAP_STAG : KIWI_ERR_DDP_T_STAG;
+	}
+}
+
+static enum kiwi_err kiwi_rx_rresp(struct kiwi_qp *qp,
+				   const struct kiwi_hdr *h, u32 plen)
+{
+	enum kiwi_err err = KIWI_OK;
+	struct kiwi_ord_ent *e;
+	unsigned long flags;
+
+	if (test_bit(KIWI_EF_RTR_RRESP, &qp->eflags)) {
+		/* the answer to our zero-length Read RTR */
+		clear_bit(KIWI_EF_RTR_RRESP, &qp->eflags);
+		if (plen || !h->last)
+			return KIWI_ERR_DDP_T_BOUNDS;
+		qp->rx_kind = KIWI_RXK_SKIP;
+		return KIWI_OK;
+	}
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->ord_tail == qp->ord_head) {
+		err = KIWI_ERR_RDMAP_OPCODE;	/* no Read outstanding */
+		goto out;
+	}
+	e = &qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+	/* only within the sink the oldest Read Request named, in order */
+	if (h->stag != e->sink_stag) {
+		err = KIWI_ERR_DDP_T_STAG;
+		goto out;
+	}
+	if (h->to != e->sink_to + e->placed || plen > e->len - e->placed ||
+	    (h->last && e->placed + plen != e->len)) {
+		err = KIWI_ERR_DDP_T_BOUNDS;
+		goto out;
+	}
+	if (plen && (!e->mr || !READ_ONCE(e->mr->valid))) {
+		err = KIWI_ERR_DDP_T_STAG;
+		goto out;
+	}
+	qp->rx_mr = e->mr;
+	qp->rx_to = h->to;
+	qp->rx_kind = KIWI_RXK_RRESP;
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
+}
+
+static enum kiwi_err kiwi_rx_rreq(struct kiwi_qp *qp,
+				  const struct kiwi_hdr *h)
+{
+	struct kiwi_ird_ent *e = &qp->rx_rreq;
+	struct kiwi_mr *mr = NULL;
+	unsigned long flags;
+	bool full;
+	int rv;
+
+	/* the zero-length Read RTR is not counted against IRD */
+	spin_lock_irqsave(&qp->lock, flags);
+	full = !qp->rx_rtr &&
+		qp->ird_head - qp->ird_tail >= qp->ird_max;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (full)
+		return KIWI_ERR_RDMAP_STREAM;
+	if (h->read_size) {
+		mr = kiwi_mr_get(qp->kdev, h->src_stag);
+		if (!mr)
+			return KIWI_ERR_RDMAP_STAG;
+		rv = kiwi_mr_check(mr, qp->ibqp.pd, h->src_to, h->read_size,
+				   IB_ACCESS_REMOTE_READ);
+		if (rv) {
+			kiwi_mr_put(mr);
+			return kiwi_rx_mr_err(rv, true);
+		}
+	}
+	e->mr = mr;
+	e->src_to = h->src_to;
+	e->sink_stag = h->sink_stag;
+	e->sink_to = h->sink_to;
+	e->len = h->read_size;
+	e->sent = 0;
+	qp->rx_kind = KIWI_RXK_RREQ;
+	return KIWI_OK;
+}
+
+/* A segment's header: find and check its destination. */
+static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
+				 u32 plen)
+{
+	struct kiwi_mr *mr;
+	enum kiwi_err err;
+	int rv;
+
+	qp->rx_kind = KIWI_RXK_NONE;
+	qp->rx_bytes = 0;
+	if (test_bit(KIWI_EF_HOLD, &qp->eflags)) {
+		/* p2p responder: the first FPDU must be the agreed RTR */
+		err = kiwi_mpa_rtr_check(&qp->mpa, h, plen);
+		if (err)
+			return err;
+		qp->rx_rtr = true;
+		if (h->opcode == KIWI_RDMAP_READ_REQ)
+			return kiwi_rx_rreq(qp, h);
+		qp->rx_kind = KIWI_RXK_SKIP;
+		return KIWI_OK;
+	}
+
+	switch (h->opcode) {
+	case KIWI_RDMAP_WRITE:
+		mr = kiwi_mr_get(qp->kdev, h->stag);
+		if (!mr)
+			return KIWI_ERR_DDP_T_STAG;
+		rv = kiwi_mr_check(mr, qp->ibqp.pd, h->to, plen,
+				   IB_ACCESS_REMOTE_WRITE);
+		if (rv) {
+			kiwi_mr_put(mr);
+			return kiwi_rx_mr_err(rv, false);
+		}
+		qp->rx_mr = mr;
+		qp->rx_to = h->to;
+		qp->rx_kind = KIWI_RXK_WRITE;
+		return KIWI_OK;
+	case KIWI_RDMAP_READ_RESP:
+		return kiwi_rx_rresp(qp, h, plen);
+	case KIWI_RDMAP_SEND:
+	case KIWI_RDMAP_SEND_INV:
+	case KIWI_RDMAP_SEND_SE:
+	case KIWI_RDMAP_SEND_SE_INV:
+		if (!qp->rxs.active) {
+			err = kiwi_rx_take_rqe(qp);
+			if (err)
+				return err;
+		}
+		if (plen > qp->rxs.total - qp->rxs.placed) {
+			/* the RQE completes with its own error, then flush */
+			kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
+				   IB_WC_LOC_LEN_ERR, 0, 0);
+			kiwi_rx_put_sges(qp->rxs.mr);
+			qp->rxs.active = false;
+			return KIWI_ERR_DDP_U_TOOLONG;
+		}
+		qp->rx_kind = KIWI_RXK_SEND;
+		return KIWI_OK;
+	case KIWI_RDMAP_READ_REQ:
+		return kiwi_rx_rreq(qp, h);
+	case KIWI_RDMAP_TERMINATE:
+		qp->rx_kind = KIWI_RXK_TERM;
+		return KIWI_OK;
+	default:
+		return KIWI_ERR_RDMAP_OPCODE;
+	}
+}
+
+/* copy, then CRC over the bytes just written (still in the cache) */
+static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
+{
+	memcpy(dst, src, n);
+	kiwi_rx_crc_data(&qp->rx, dst, n);
+}
+
+static void kiwi_rx_place(struct kiwi_qp *qp, const u8 *src, u32 len)
+{
+	struct kiwi_rx_send *rs = &qp->rxs;
+	u32 contig, n;
+	void *dst;
+
+	qp->rx_bytes += len;
+	switch (qp->rx_kind) {
+	case KIWI_RXK_WRITE:
+	case KIWI_RXK_RRESP:
+		while (len) {
+			dst = kiwi_mr_kaddr(qp->rx_mr, qp->rx_to, &contig);
+			n = min(len, contig);
+			kiwi_rx_copy(qp, dst, src, n);
+			qp->rx_to += n;
+			src += n;
+			len -= n;
+		}
+		break;
+	case KIWI_RXK_SEND:
+		while (len) {
+			struct kiwi_sge *sge = &rs->rqe.sge[rs->sge];
+
+			if (rs->sge_off == sge->length) {
+				rs->sge++;
+				rs->sge_off = 0;
+				continue;
+			}
+			dst = kiwi_mr_kaddr(rs->mr[rs->sge],
+					    sge->addr + rs->sge_off, &contig);
+			n = min3(len, contig, sge->length - rs->sge_off);
+			kiwi_rx_copy(qp, dst, src, n);
+			rs->sge_off += n;
+			rs->placed += n;
+			src += n;
+			len -= n;
+		}
+		break;
+	default:
+		/* nothing to place; the CRC still covers it */
+		kiwi_rx_crc_data(&qp->rx, src, len);
+		break;
+	}
+}
+
+static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool *ok)
+{
+	struct kiwi_mr *mr = kiwi_mr_get(qp->kdev, stag);
+
+	*ok = mr && mr->ibmr.pd == qp->ibqp.pd && mr->type != KIWI_MR_DMA;
+	if (*ok)
+		kiwi_mr_invalidate(mr);
+	if (mr)
+		kiwi_mr_put(mr);
+}
+
+static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
+{
+	struct kiwi_wc wc = { .qp_id = qp->ibqp.qp_num };
+	struct kiwi_ord_ent *e;
+	struct kiwi_mr *mr = NULL;
+	unsigned long flags;
+	bool signaled = false, ok;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	e = &qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+	e->placed += qp->rx_bytes;
+	if (h->last) {
+		signaled = e->signaled;
+		wc.id = e->id;
+		wc.bytes = e->len;
+		wc.opcode = e->opcode;
+		wc.status = IB_WC_SUCCESS;
+		wc.inval_stag = e->inval_stag;
+		mr = e->mr;
+		e->mr = NULL;
+		qp->ord_tail++;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	qp->rx_mr = NULL;
+	if (!h->last)
+		return;
+	if (mr)
+		kiwi_mr_put(mr);
+	if (wc.opcode == KIWI_OP_READ_LOCAL_INV) {
+		kiwi_rx_invalidate(qp, wc.inval_stag, &ok);
+		if (!ok)
+			wc.status = IB_WC_MW_BIND_ERR;
+	}
+	if (signaled || wc.status != IB_WC_SUCCESS)
+		kiwi_cq_push(qp->scq, &wc);
+	/* an ORD slot is free, a fence may lift */
+	kiwi_tx_kick(qp);
+}
+
+static void kiwi_rx_send_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
+{
+	struct kiwi_rx_send *rs = &qp->rxs;
+	u8 flags = 0;
+	u32 inval = 0;
+	bool ok = true;
+
+	if (!h->last)
+		return;
+	if (h->opcode == KIWI_RDMAP_SEND_SE ||
+	    h->opcode == KIWI_RDMAP_SEND_SE_INV)
+		flags |= KIWI_CQE_SOLICITED;
+	if (h->opcode == KIWI_RDMAP_SEND_INV ||
+	    h->opcode == KIWI_RDMAP_SEND_SE_INV) {
+		inval = h->inval_stag;
+		kiwi_rx_invalidate(qp, inval, &ok);
+		flags |= KIWI_CQE_INVALIDATED;
+	}
+	kiwi_rx_put_sges(rs->mr);
+	rs->active = false;
+	if (!ok) {
+		kiwi_rx_wc(qp, rs->rqe.id, rs->placed, IB_WC_REM_INV_REQ_ERR,
+			   0, 0);
+		kiwi_rx_fail(qp, KIWI_ERR_RDMAP_INVALIDATE, true);
+		return;
+	}
+	kiwi_rx_wc(qp, rs->rqe.id, rs->placed, IB_WC_SUCCESS, flags, inval);
+}
+
+/* The FPDU passed its CRC: complete what it finished. */
+static void kiwi_rx_done(struct kiwi_qp *qp)
+{
+	const struct kiwi_hdr *h = &qp->rx.hdr;
+	unsigned long flags;
+
+	switch (qp->rx_kind) {
+	case KIWI_RXK_WRITE:
+		kiwi_mr_put(qp->rx_mr);
+		qp->rx_mr = NULL;
+		break;
+	case KIWI_RXK_RRESP:
+		kiwi_rx_rresp_done(qp, h);
+		break;
+	case KIWI_RXK_SEND:
+		kiwi_rx_send_done(qp, h);
+		break;
+	case KIWI_RXK_RREQ:
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->irdq[qp->ird_head % KIWI_MAX_IRD] = qp->rx_rreq;
+		qp->ird_head++;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		qp->rx_rreq.mr = NULL;
+		kiwi_tx_kick(qp);
+		break;
+	case KIWI_RXK_TERM:
+		qp->term_rcvd = h->term;
+		pr_debug("kiwi: qp %u: Terminate layer %u type %u code 0x%02x\n",
+			 qp->ibqp.qp_num, h->term.layer, h->term.etype,
+			 h->term.ecode);
+		set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
+		set_bit(KIWI_EF_TERM_CLAIM, &qp->eflags);
+		kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
+		if (qp->cep)
+			kiwi_cm_llp_event(qp->cep, KIWI_LLP_TERMINATE_RCVD);
+		break;
+	default:
+		break;
+	}
+	qp->rx_kind = KIWI_RXK_NONE;
+	if (qp->rx_rtr) {
+		qp->rx_rtr = false;
+		clear_bit(KIWI_EF_HOLD, &qp->eflags);
+		kiwi_tx_kick(qp);
+	}
+	if (!test_and_set_bit(KIWI_EF_COMM_EST, &qp->eflags))
+		kiwi_qp_event(qp, IB_EVENT_COMM_EST);
+}
+
+/* Drop what the FPDU in progress holds when parsing stops in its middle. */
+static void kiwi_rx_abort_fpdu(struct kiwi_qp *qp)
+{
+	if (qp->rx_kind == KIWI_RXK_WRITE && qp->rx_mr)
+		kiwi_mr_put(qp->rx_mr);
+	if (qp->rx_kind == KIWI_RXK_WRITE || qp->rx_kind == KIWI_RXK_RRESP)
+		qp->rx_mr = NULL;
+	if (qp->rx_kind == KIWI_RXK_RREQ && qp->rx_rreq.mr) {
+		kiwi_mr_put(qp->rx_rreq.mr);
+		qp->rx_rreq.mr = NULL;
+	}
+	qp->rx_kind = KIWI_RXK_NONE;
+}
+
+/* Feed one contiguous piece of the stream; false once the stream died. */
+static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
+{
+	struct kiwi_rx_event ev;
+	enum kiwi_err err;
+	u32 off = 0, used;
+
+	while (off < len) {
+		used = kiwi_rx_feed(&qp->rx, buf + off, len - off, &ev);
+		switch (ev.type) {
+		case KIWI_RX_HDR:
+			err = kiwi_rx_hdr(qp, ev.hdr, ev.payload_len);
+			if (err) {
+				kiwi_rx_abort_fpdu(qp);
+				kiwi_rx_fail(qp, err, true);
+				return false;
+			}
+			break;
+		case KIWI_RX_DATA:
+			kiwi_rx_place(qp, buf + off + ev.off, ev.len);
+			break;
+		case KIWI_RX_DONE:
+			kiwi_rx_done(qp);
+			if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
+				return false;
+			break;
+		case KIWI_RX_ERROR:
+			kiwi_rx_abort_fpdu(qp);
+			kiwi_rx_fail(qp, ev.err, ev.err != KIWI_ERR_MPA_CRC &&
+				     ev.err != KIWI_ERR_MPA_MARKER);
+			return false;
+		case KIWI_RX_MORE:
+		default:
+			break;
+		}
+		off += used;
+	}
+	return true;
+}
+
+static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
+			 unsigned int offset, size_t len)
+{
+	struct kiwi_qp *qp = desc->arg.data;
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+
+	/* after a failure the rest of the stream is read and dropped */
+	if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
+		return len;
+	skb_prepare_seq_read(skb, offset, offset + len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		if (!kiwi_rx_chunk(qp, data, n)) {
+			skb_abort_seq_read(&st);
+			break;
+		}
+		done += n;
+	}
+	return len;
+}
+
+void kiwi_rx_data_ready(struct sock *sk)
+{
+	read_descriptor_t rd = { .count = 1 };
+	struct kiwi_qp *qp;
+
+	read_lock(&sk->sk_callback_lock);
+	qp = sk->sk_user_data;
+	if (qp && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags)) {
+		rd.arg.data = qp;
+		tcp_read_sock(sk, &rd, kiwi_rx_actor);
+	}
+	read_unlock(&sk->sk_callback_lock);
+}
+
+/* Process context: what arrived before the callbacks were ours. */
+void kiwi_rx_read(struct kiwi_qp *qp)
+{
+	struct sock *sk = qp->sock->sk;
+
+	lock_sock(sk);
+	kiwi_rx_data_ready(sk);
+	release_sock(sk);
+}
+
+void kiwi_rx_state_change(struct sock *sk)
+{
+	struct kiwi_qp *qp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	qp = sk->sk_user_data;
+	if (qp && qp->cep) {
+		switch (sk->sk_state) {
+		case TCP_CLOSE_WAIT:
+			if (!test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
+				kiwi_cm_llp_event(qp->cep,
+						  KIWI_LLP_PEER_CLOSED);
+			break;
+		case TCP_CLOSE:
+			if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))
+				kiwi_cm_llp_event(qp->cep, KIWI_LLP_RESET);
+			break;
+		default:
+			break;
+		}
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}

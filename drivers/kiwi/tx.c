@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the transmit engine.
+ *
+ * One engine per connected QP, serialised by qp->tx_mutex, runs from a
+ * work item on the high-priority system workqueue (kicked by post_send,
+ * by rx for Read Requests and the RTR, by sk_write_space) or, for the
+ * user doorbell, directly in the caller's process context when it is
+ * idle: that saves a context switch per message.
+ *
+ * FPDUs are framed by the protocol core around the caller's payload and
+ * collected into a batch of kvecs (framing bytes in txs->fbuf, payload
+ * straight from the registered pages), handed to TCP with one
+ * non-blocking kernel_sendmsg().  A partial send is resumed where it
+ * stopped once sk_write_space says there is room: no busy waiting.  Read
+ * Responses take precedence over SQ work at FPDU granularity.  Sends and
+ * Writes complete when the batch holding their last FPDU is in TCP's
+ * hands; Reads complete in rx when their last Read Response is placed.
+ */
+#include <linux/uio.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "kiwi.h"
+
+/* work done by one run before the engine yields */
+#define KIWI_TX_BUDGET_WORK	(512 * 1024)
+#define KIWI_TX_BUDGET_DIRECT	(64 * 1024)
+
+void kiwi_tx_kick(struct kiwi_qp *qp)
+{
+	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
+	    !test_bit(KIWI_EF_TX_STOP, &qp->eflags))
+		queue_work(system_highpri_wq, &qp->tx_work);
+}
+
+/* ---- payload cursor ---- */
+
+/* contiguous bytes at the cursor, at most max; 0 at the end */
+static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
+{
+	struct kiwi_sge *s;
+	u32 left, contig;
+
+	while (c->idx < c->nsge && c->off == c->sg[c->idx].length) {
+		c->idx++;
+		c->off = 0;
+	}
+	if (c->idx == c->nsge || !max)
+		return 0;
+	s = &c->sg[c->idx];
+	left = s->length - c->off;
+	if (c->mr[c->idx]) {
+		*p = kiwi_mr_kaddr(c->mr[c->idx], s->addr + c->off, &contig);
+	} else {
+		*p = (void *)(uintptr_t)(s->addr + c->off);
+		contig = left;
+	}
+	return min3(max, left, contig);
+}
+
+/* how many of want bytes fit into at most pieces kvecs */
+static u32 kiwi_cur_span(const struct kiwi_cur *cur, u32 want, u32 pieces)
+{
+	struct kiwi_cur c = *cur;
+	u32 got = 0, n;
+	void *p;
+
+	while (got < want && pieces--) {
+		n = kiwi_cur_piece(&c, want - got, &p);
+		if (!n)
+			break;
+		c.off += n;
+		got += n;
+	}
+	return got;
+}
+
+static void kiwi_cur_put(struct kiwi_cur *c)
+{
+	u32 i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (c->mr[i])
+			kiwi_mr_put(c->mr[i]);
+		c->mr[i] = NULL;
+	}
+}
+
+/* ---- the batch ---- */
+
+static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n)
+{
+	struct kvec *v = &txs->iov[txs->niov - 1];
+
+	if (txs->niov && v->iov_base + v->iov_len == p) {
+		v->iov_len += n;
+	} else {
+		v = &txs->iov[txs->niov++];
+		v->iov_base = p;
+		v->iov_len = n;
+	}
+	txs->bytes += n;
+}
+
+/* room for one more FPDU: kvecs its payload may use, 0 if none */
+static u32 kiwi_batch_room(struct kiwi_txs *txs)
+{
+	u32 reserve = 4 + (txs->fr.markers ? 24 : 0);
+	u32 fneed = KIWI_TX_FRAME_MAX * (txs->fr.markers ? 12 : 2);
+
+	if (txs->niov + reserve >= KIWI_TX_IOV ||
+	    txs->flen + fneed > KIWI_TX_FBUF || txs->nwc == KIWI_TX_WC)
+		return 0;
+	return KIWI_TX_IOV - txs->niov - reserve;
+}
+
+/* payload bytes the next FPDU of h may carry, given the batch's room */
+static u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+			     const struct kiwi_cur *cur, u32 left, u32 room)
+{
+	u32 max = txs->max_ulpdu - kiwi_hdr_len(h);
+
+	return kiwi_cur_span(cur, min(left, max), room);
+}
+
+/* Frame one FPDU of h around len payload bytes from cur into the batch. */
+static int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+			 struct kiwi_cur *cur, u32 len)
+{
+	u32 take, n, m;
+	void *p;
+	int rv;
+
+	rv = kiwi_tx_begin(&txs->fr, h, len);
+	if (rv)
+		return rv;
+	while (kiwi_tx_busy(&txs->fr)) {
+		u8 *fb = txs->fbuf + txs->flen;
+
+		n = kiwi_tx_next(&txs->fr, fb, &take);
+		if (n) {
+			txs->flen += n;
+			kiwi_iov_add(txs, fb, n);
+		}
+		while (take) {
+			m = kiwi_cur_piece(cur, take, &p);
+			if (WARN_ON_ONCE(!m))
+				return -EFAULT;
+			kiwi_iov_add(txs, p, m);
+			kiwi_tx_crc_data(&txs->fr, p, m);
+			cur->off += m;
+			take -= m;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Hand the batch to TCP.  0 when all of it went (its completions are
+ * then posted), -EAGAIN to wait for sk_write_space, else a socket error.
+ */
+static int kiwi_batch_push(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct sock *sk = qp->sock->sk;
+	struct msghdr msg = {};
+	int rv, retry = 4;
+	u32 i;
+
+	while (txs->iov_done < txs->niov) {
+		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
+			(txs->more ? MSG_MORE : 0);
+		rv = kernel_sendmsg(qp->sock, &msg, &txs->iov[txs->iov_done],
+				    txs->niov - txs->iov_done, txs->bytes);
+		if (rv > 0) {
+			txs->bytes -= rv;
+			while (rv) {
+				struct kvec *v = &txs->iov[txs->iov_done];
+				u32 n = min_t(size_t, rv, v->iov_len);
+
+				v->iov_base += n;
+				v->iov_len -= n;
+				rv -= n;
+				if (!v->iov_len)
+					txs->iov_done++;
+			}
+			if (txs->iov_done == txs->niov)
+				break;
+		} else if (rv != -EAGAIN) {
+			return rv ? rv : -EPIPE;
+		}
+		/* TCP's send buffer is full: wait for sk_write_space */
+		set_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+		smp_mb__after_atomic();
+		if (!sk_stream_is_writeable(sk) || !retry--)
+			return -EAGAIN;
+		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+	}
+	txs->niov = 0;
+	txs->iov_done = 0;
+	txs->bytes = 0;
+	txs->flen = 0;
+	for (i = 0; i < txs->nwc; i++)
+		kiwi_cq_push(qp->scq, &txs->wc[i]);
+	txs->nwc = 0;
+	return 0;
+}
+
+/* ---- SQ work requests ---- */
+
+#define KIWI_WQE_FLAGS	(KIWI_WQE_VALID | KIWI_WQE_SIGNALED | \
+			 KIWI_WQE_SOLICITED | KIWI_WQE_READ_FENCE | \
+			 KIWI_WQE_LOCAL_FENCE | KIWI_WQE_INLINE)
+
+static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
+		       u32 bytes, u8 status)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_wc *wc;
+
+	if (status == IB_WC_SUCCESS && !(sqe->flags & KIWI_WQE_SIGNALED))
+		return;
+	wc = &txs->wc[txs->nwc++];
+	memset(wc, 0, sizeof(*wc));
+	wc->id = sqe->id;
+	wc->bytes = bytes;
+	wc->qp_id = qp->ibqp.qp_num;
+	wc->opcode = sqe->opcode;
+	wc->status = status;
+}
+
+/*
+ * Check the copy of an SQE (user slots are written by the process) and
+ * take references on the MRs its SGEs name.  Returns a WC status.
+ */
+static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
+{
+	struct kiwi_sqe *sqe = &w->sqe;
+	struct kiwi_cur *c = &w->cur;
+	int access = 0;
+	u64 total = 0;
+	u32 i;
+
+	memset(c, 0, sizeof(*c));
+	if (sqe->flags & ~KIWI_WQE_FLAGS)
+		return IB_WC_LOC_QP_OP_ERR;
+	switch (sqe->opcode) {
+	case KIWI_OP_READ:
+	case KIWI_OP_READ_LOCAL_INV:
+		if ((sqe->flags & KIWI_WQE_INLINE) ||
+		    sqe->num_sge > KIWI_MAX_SGE_RD)
+			return IB_WC_LOC_QP_OP_ERR;
+		access = IB_ACCESS_LOCAL_WRITE;
+		break;
+	case KIWI_OP_WRITE:
+	case KIWI_OP_SEND:
+	case KIWI_OP_SEND_INV:
+		break;
+	case KIWI_OP_LOCAL_INV:
+		return IB_WC_SUCCESS;
+	case KIWI_OP_REG_MR:
+		/* carries a kernel pointer: never from a user ring */
+		return qp->user ? IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (sqe->flags & KIWI_WQE_INLINE) {
+		if (sqe->inline_len > KIWI_MAX_INLINE)
+			return IB_WC_LOC_LEN_ERR;
+		c->sg[0].addr = (uintptr_t)sqe->inline_data;
+		c->sg[0].length = sqe->inline_len;
+		c->nsge = 1;
+		w->total = sqe->inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (sqe->num_sge > KIWI_MAX_SGE)
+		return IB_WC_LOC_QP_OP_ERR;
+	c->nsge = sqe->num_sge;
+	for (i = 0; i < c->nsge; i++) {
+		struct kiwi_mr *mr;
+
+		c->sg[i] = sqe->sge[i];
+		total += c->sg[i].length;
+		if (!c->sg[i].length)
+			continue;
+		mr = kiwi_mr_get(qp->kdev, c->sg[i].lkey);
+		if (!mr)
+			return IB_WC_LOC_PROT_ERR;
+		c->mr[i] = mr;
+		if (kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
+				  c->sg[i].length, access))
+			return IB_WC_LOC_PROT_ERR;
+	}
+	if (total > KIWI_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	w->total = total;
+	return IB_WC_SUCCESS;
+}
+
+/* Fast registration and local invalidation, executed in SQ order. */
+static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
+{
+	struct kiwi_mr *mr;
+	u32 stag;
+
+	if (sqe->opcode == KIWI_OP_REG_MR) {
+		mr = (struct kiwi_mr *)(uintptr_t)sqe->reg.mr;
+		if (mr->type != KIWI_MR_FAST_REG ||
+		    mr->ibmr.pd != qp->ibqp.pd ||
+		    kiwi_mr_access_ok(sqe->reg.access))
+			return IB_WC_LOC_PROT_ERR;
+		stag = (mr->stag & ~0xffU) | (sqe->reg.key & 0xff);
+		WRITE_ONCE(mr->access, sqe->reg.access);
+		WRITE_ONCE(mr->stag, stag);
+		mr->ibmr.lkey = stag;
+		mr->ibmr.rkey = stag;
+		/* the rights and key before the MR is valid for lookups */
+		smp_store_release(&mr->valid, true);
+		return IB_WC_SUCCESS;
+	}
+	mr = kiwi_mr_get(qp->kdev, sqe->inval_stag);
+	if (!mr)
+		return IB_WC_LOC_PROT_ERR;
+	if (mr->ibmr.pd != qp->ibqp.pd || mr->type == KIWI_MR_DMA) {
+		kiwi_mr_put(mr);
+		return IB_WC_LOC_PROT_ERR;
+	}
+	kiwi_mr_invalidate(mr);
+	kiwi_mr_put(mr);
+	return IB_WC_SUCCESS;
+}
+
+/* A WR failed locally: its error completion, then the QP to ERR. */
+static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
+{
+	struct kiwi_wc wc = {
+		.id = w->sqe.id,
+		.qp_id = qp->ibqp.qp_num,
+		.opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
+			KIWI_OP_SEND,
+		.status = st,
+	};
+
+	kiwi_cur_put(&w->cur);
+	w->active = false;
+	kiwi_cq_push(qp->scq, &wc);
+	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
+}
+
+enum { KIWI_NEXT_NONE, KIWI_NEXT_WR, KIWI_NEXT_AGAIN, KIWI_NEXT_FAIL };
+
+/*
+ * Take the next SQE if the QP may process it: not while ORD Reads are
+ * outstanding for a fenced WR or a Read beyond ORD.
+ */
+static int kiwi_tx_take(struct kiwi_qp *qp)
+{
+	struct kiwi_tx_wr *w = &qp->txs->wr;
+	struct kiwi_sqe *slot;
+	unsigned long flags;
+	u32 reads;
+	u8 st;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_RTS)
+		goto none;
+	slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
+	if (!(kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID))
+		goto none;
+	/* one copy of a slot the process may still scribble on */
+	memcpy(&w->sqe, slot, sizeof(w->sqe));
+	reads = qp->ord_head - qp->ord_tail;
+	if (reads && (w->sqe.flags & (KIWI_WQE_READ_FENCE |
+				      KIWI_WQE_LOCAL_FENCE)))
+		goto none;
+	if ((w->sqe.opcode == KIWI_OP_READ ||
+	     w->sqe.opcode == KIWI_OP_READ_LOCAL_INV) && reads >= qp->ord_max)
+		goto none;
+	kiwi_slot_set(&slot->flags, 0);
+	qp->sq_cons++;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	w->off = 0;
+	w->active = true;
+	st = kiwi_sqe_check(qp, w);
+	if (st == IB_WC_SUCCESS && (w->sqe.opcode == KIWI_OP_REG_MR ||
+				    w->sqe.opcode == KIWI_OP_LOCAL_INV)) {
+		st = kiwi_tx_memop(qp, &w->sqe);
+		if (st == IB_WC_SUCCESS) {
+			w->active = false;
+			kiwi_tx_wc(qp, &w->sqe, 0, IB_WC_SUCCESS);
+			return KIWI_NEXT_AGAIN;
+		}
+	}
+	if (st != IB_WC_SUCCESS) {
+		kiwi_tx_wr_fail(qp, w, st);
+		return KIWI_NEXT_FAIL;
+	}
+	return KIWI_NEXT_WR;
+none:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return KIWI_NEXT_NONE;
+}
+
+/* The Read Request of w, recorded in ORD first. */
+static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_sqe *sqe = &w->sqe;
+	struct kiwi_ord_ent *e;
+	struct kiwi_hdr h;
+	unsigned long flags;
+	int rv;
+
+	kiwi_hdr_init(&h, KIWI_RDMAP_READ_REQ);
+	h.msn = txs->msn[KIWI_QN_RREQ];
+	h.read_size = w->total;
+	h.src_stag = sqe->rkey;
+	h.src_to = sqe->raddr;
+	if (w->cur.nsge) {
+		h.sink_stag = w->cur.sg[0].lkey;
+		h.sink_to = w->cur.sg[0].addr;
+	}
+	rv = kiwi_fpdu_add(txs, &h, &w->cur, 0);
+	if (rv)
+		return rv;
+	txs->msn[KIWI_QN_RREQ]++;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	e = &qp->ordq[qp->ord_head % KIWI_MAX_ORD];
+	e->id = sqe->id;
+	e->mr = w->cur.mr[0];		/* the reference moves to ORD */
+	w->cur.mr[0] = NULL;
+	e->sink_stag = h.sink_stag;
+	e->sink_to = h.sink_to;
+	e->len = w->total;
+	e->placed = 0;
+	e->inval_stag = sqe->inval_stag;
+	e->opcode = sqe->opcode;
+	e->signaled = sqe->flags & KIWI_WQE_SIGNALED;
+	qp->ord_head++;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	w->active = false;
+	return 0;
+}
+
+/* Next FPDU of the Send or Write in w. */
+static int kiwi_tx_msg(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u32 room)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_sqe *sqe = &w->sqe;
+	bool se = sqe->flags & KIWI_WQE_SOLICITED;
+	struct kiwi_hdr h;
+	u32 len;
+	int rv;
+
+	switch (sqe->opcode) {
+	case KIWI_OP_WRITE:
+		kiwi_hdr_init(&h, KIWI_RDMAP_WRITE);
+		h.stag = sqe->rkey;
+		h.to = sqe->raddr + w->off;
+		break;
+	case KIWI_OP_SEND_INV:
+		kiwi_hdr_init(&h, se ? KIWI_RDMAP_SEND_SE_INV :
+			      KIWI_RDMAP_SEND_INV);
+		h.inval_stag = sqe->inval_stag;
+		break;
+	default:
+		kiwi_hdr_init(&h, se ? KIWI_RDMAP_SEND_SE : KIWI_RDMAP_SEND);
+		break;
+	}
+	if (!h.tagged) {
+		if (!w->off)
+			w->msn = txs->msn[KIWI_QN_SEND]++;
+		h.msn = w->msn;
+		h.mo = w->off;
+	}
+	len = kiwi_fpdu_payload(txs, &h, &w->cur, w->total - w->off, room);
+	if (!len && w->total != w->off)
+		return -ENOSPC;
+	h.last = w->off + len == w->total;
+	rv = kiwi_fpdu_add(txs, &h, &w->cur, len);
+	if (rv)
+		return rv;
+	w->off += len;
+	if (h.last) {
+		kiwi_cur_put(&w->cur);
+		w->active = false;
+		kiwi_tx_wc(qp, sqe, w->total, IB_WC_SUCCESS);
+	}
+	return 0;
+}
+
+/* Next FPDU of the oldest Read Response; false if none is due. */
+static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_cur *c = &txs->rr;
+	struct kiwi_ird_ent *e;
+	struct kiwi_mr *mr = NULL;
+	unsigned long flags;
+	struct kiwi_hdr h;
+	u32 len;
+	int rv;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->ird_tail == qp->ird_head) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return 0;
+	}
+	e = &qp->irdq[qp->ird_tail % KIWI_MAX_IRD];
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	memset(c, 0, sizeof(*c));
+	c->nsge = 1;
+	c->sg[0].addr = e->src_to + e->sent;
+	c->sg[0].length = e->len - e->sent;
+	c->mr[0] = e->mr;
+	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
+	h.stag = e->sink_stag;
+	h.to = e->sink_to + e->sent;
+	len = kiwi_fpdu_payload(txs, &h, c, e->len - e->sent, room);
+	if (!len && e->len != e->sent)
+		return -ENOSPC;
+	h.last = e->sent + len == e->len;
+	rv = kiwi_fpdu_add(txs, &h, c, len);
+	c->mr[0] = NULL;	/* still the IRD entry's */
+	if (rv)
+		return rv;
+	e->sent += len;
+	if (h.last) {
+		spin_lock_irqsave(&qp->lock, flags);
+		mr = e->mr;
+		e->mr = NULL;
+		qp->ird_tail++;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (mr)
+			kiwi_mr_put(mr);
+	}
+	return 1;
+}
+
+static int kiwi_tx_rtr(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_cur none = {};
+	struct kiwi_hdr h;
+	int rv;
+
+	rv = kiwi_mpa_rtr_hdr(&qp->mpa, &h);
+	if (rv)
+		return rv;
+	if (!h.tagged)
+		h.msn = txs->msn[h.qn]++;
+	return kiwi_fpdu_add(txs, &h, &none, 0);
+}
+
+/*
+ * Fill the batch: RTR first, then Read Responses before SQ work, one
+ * FPDU at a time.  Returns FPDUs added or -errno (local failure).
+ */
+static int kiwi_batch_fill(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_tx_wr *w = &txs->wr;
+	int added = 0, rv;
+	u32 room;
+
+	txs->more = false;
+	while ((room = kiwi_batch_room(txs))) {
+		if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
+			break;
+		if (test_and_clear_bit(KIWI_EF_RTR_SEND, &qp->eflags)) {
+			rv = kiwi_tx_rtr(qp);
+			if (rv)
+				return rv;
+			added++;
+			continue;
+		}
+		rv = kiwi_tx_rresp(qp, room);
+		if (rv < 0)
+			goto full;
+		if (rv) {
+			added++;
+			continue;
+		}
+		if (!w->active) {
+			rv = kiwi_tx_take(qp);
+			if (rv == KIWI_NEXT_NONE || rv == KIWI_NEXT_FAIL)
+				return added;
+			if (rv == KIWI_NEXT_AGAIN)
+				continue;
+		}
+		if (w->sqe.opcode == KIWI_OP_READ ||
+		    w->sqe.opcode == KIWI_OP_READ_LOCAL_INV)
+			rv = kiwi_tx_read(qp, w);
+		else
+			rv = kiwi_tx_msg(qp, w, room);
+		if (rv == -ENOSPC)
+			goto full;
+		if (rv) {
+			kiwi_tx_wr_fail(qp, w, IB_WC_LOC_QP_OP_ERR);
+			return added;
+		}
+		added++;
+	}
+full:
+	txs->more = true;
+	return added;
+}
+
+/* Queue the Terminate after whatever the batch holds. */
+static void kiwi_tx_term(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_cur none = {};
+	struct kiwi_hdr h = txs->term;
+
+	h.msn = txs->msn[KIWI_QN_TERM]++;
+	txs->more = false;
+	if (!kiwi_fpdu_add(txs, &h, &none, 0))
+		txs->term_queued = true;
+}
+
+/* With tx_mutex held: send until there is nothing to do or no room. */
+static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
+{
+	struct kiwi_txs *txs = qp->txs;
+	size_t sent = 0;
+	int rv;
+
+	if (!test_bit(KIWI_EF_ON, &qp->eflags) ||
+	    test_bit(KIWI_EF_TX_STOP, &qp->eflags))
+		return;
+	clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+	for (;;) {
+		if (txs->niov) {
+			sent += txs->bytes;
+			rv = kiwi_batch_push(qp);
+			if (rv == -EAGAIN)
+				return;
+			if (rv) {
+				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
+				if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))
+					kiwi_cm_llp_event(qp->cep,
+							  KIWI_LLP_RESET);
+				kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
+				return;
+			}
+			if (txs->term_queued) {
+				set_bit(KIWI_EF_TERM_SENT, &qp->eflags);
+				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
+				kiwi_cm_llp_event(qp->cep,
+						  KIWI_LLP_TERMINATE_SENT);
+				return;
+			}
+		}
+		if (test_bit(KIWI_EF_TERM, &qp->eflags)) {
+			kiwi_tx_term(qp);
+			if (!txs->term_queued)
+				return;
+			continue;
+		}
+		if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags) ||
+		    test_bit(KIWI_EF_HOLD, &qp->eflags))
+			return;
+		if (sent >= budget) {
+			kiwi_tx_kick(qp);	/* let others run */
+			return;
+		}
+		if (kiwi_batch_fill(qp) <= 0 && !txs->niov)
+			return;
+	}
+}
+
+void kiwi_tx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, tx_work);
+
+	mutex_lock(&qp->tx_mutex);
+	kiwi_tx_run(qp, KIWI_TX_BUDGET_WORK);
+	mutex_unlock(&qp->tx_mutex);
+}
+
+/*
+ * The user doorbell: send from the caller's context when the engine is
+ * idle (no context switch on the latency path), else leave it to the
+ * work item.
+ */
+void kiwi_tx_doorbell(struct kiwi_qp *qp)
+{
+	if (mutex_trylock(&qp->tx_mutex)) {
+		kiwi_tx_run(qp, KIWI_TX_BUDGET_DIRECT);
+		mutex_unlock(&qp->tx_mutex);
+	} else {
+		kiwi_tx_kick(qp);
+	}
+}
+
+void kiwi_tx_write_space(struct sock *sk)
+{
+	struct kiwi_qp *qp;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	qp = sk->sk_user_data;
+	if (qp && sk_stream_is_writeable(sk)) {
+		if (sk->sk_socket)
+			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		if (test_and_clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags))
+			kiwi_tx_kick(qp);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
