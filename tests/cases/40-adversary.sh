@@ -214,6 +214,10 @@ if [ ${#no_async[@]} -eq 0 ]; then
 	tap_ok "victim: each bad FPDU raised a QP error event (fatal, request or access error)"
 else
 	tap_fail "victim: each bad FPDU raised a QP error event (missing for ${no_async[*]})"
+	for x in "${no_async[@]}"; do
+		grep "^conn $x " "$log" | tap_diag "$(cat)"
+	done
+	grep "^conn ? " "$log" | tap_diag "$(cat)"
 fi
 if [ ${#no_close[@]} -eq 0 ]; then
 	tap_ok "victim: each bad connection ended with DISCONNECTED (or CONNECT_ERROR)"
