@@ -78,7 +78,11 @@ counts_zero() {
 # link_del_target P: the target's device goes while I/O runs.
 link_del_target() {
 	local p=$1 label="$1: rdma link del of the target's device"
-	tap_check "$label: connected" setup_all "$p" || { cleanup_all; return; }
+	tap_check "$label: connected" setup_all "$p" || {
+		cleanup_all
+		counts_zero "$p" "$label"
+		return
+	}
 	NVMF_DEV=$(nvmf_ns_bdev)
 	bg_io_start
 	sleep 2
@@ -107,7 +111,11 @@ link_del_target() {
 # that used it.
 link_del_host() {
 	local p=$1 label="$1: rdma link del of the host's device"
-	tap_check "$label: connected" setup_all "$p" || { cleanup_all; return; }
+	tap_check "$label: connected" setup_all "$p" || {
+		cleanup_all
+		counts_zero "$p" "$label"
+		return
+	}
 	NVMF_DEV=$(nvmf_ns_bdev)
 	bg_io_start
 	sleep 2
@@ -130,7 +138,11 @@ link_del_host() {
 rmmod_open() {
 	local p=$1 mod label="$1: rmmod while connected" out rc
 	mod=$(nvmf_provider_type "$p")
-	tap_check "$label: connected" setup_all "$p" || { cleanup_all; return; }
+	tap_check "$label: connected" setup_all "$p" || {
+		cleanup_all
+		counts_zero "$p" "$label"
+		return
+	}
 	NVMF_DEV=$(nvmf_ns_bdev)
 	bg_io_start
 	sleep 2
