@@ -85,6 +85,7 @@ struct conn {
 	unsigned int qp_num;
 	unsigned int posted, ok, flushed, errs;
 	bool closing;
+	long long closed_at;
 	long long close_by;
 };
 
@@ -415,8 +416,9 @@ static void on_event(struct rdma_cm_event *ev)
 		    rdma_event_str(ev->event), ev->status);
 		if (c && !c->closing) {
 			c->closing = true;
+			c->closed_at = now_ms();
 			/* time for the flushed receives to arrive */
-			c->close_by = now_ms() + 5000;
+			c->close_by = c->closed_at + 5000;
 		}
 		return;
 	default:
@@ -425,6 +427,17 @@ static void on_event(struct rdma_cm_event *ev)
 		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 			stopping = 1;
 	}
+}
+
+/*
+ * Destroying a QP discards its async events not yet read: leave the async
+ * thread time to report them first.
+ */
+static bool async_pending(struct ibv_context *ctx)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
 }
 
 static void reap(bool all)
@@ -436,8 +449,10 @@ static void reap(bool all)
 		poll_cq(c);
 		if (!c->closing && !all)
 			continue;
-		if (!all && c->ok + c->flushed + c->errs < c->posted &&
-		    now_ms() < c->close_by)
+		if (!all && now_ms() < c->close_by &&
+		    (c->ok + c->flushed + c->errs < c->posted ||
+		     now_ms() < c->closed_at + 500 ||
+		     async_pending(c->id->verbs)))
 			continue;
 		if (!c->closing)
 			rdma_disconnect(c->id);
