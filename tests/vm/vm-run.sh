@@ -65,8 +65,11 @@ if [ ! -s "$initrd" ] || [ "$kernel" -nt "$initrd" ] ||
 	"$here/mkinitramfs.sh" "$kv" "$initrd" || exit 2
 fi
 
-# Keep the newest 40 run directories.
-ls -1dt "$out"/runs/*/ 2>/dev/null | tail -n +41 | xargs -r rm -rf
+# Keep the newest 40 run directories, and any from the last three hours
+# (other runs may still be using theirs).
+ls -1dt "$out"/runs/*/ 2>/dev/null | tail -n +41 | while read -r d; do
+	[ -n "$(find "$d" -maxdepth 0 -mmin +180)" ] && rm -rf "$d"
+done
 
 run=$(mktemp -d "$out/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 serial=$run/serial.log
@@ -110,9 +113,9 @@ tail -n +1 -F --pid="$qpid" "$output" 2>/dev/null &
 tpid=$!
 
 timed_out=0
-waited=0
+deadline=$((SECONDS + hard))
 while kill -0 "$qpid" 2>/dev/null; do
-	if [ "$waited" -ge "$hard" ]; then
+	if [ "$SECONDS" -ge "$deadline" ]; then
 		timed_out=1
 		kill "$qpid" 2>/dev/null
 		sleep 2
@@ -120,7 +123,6 @@ while kill -0 "$qpid" 2>/dev/null; do
 		break
 	fi
 	sleep 1
-	waited=$((waited + 1))
 done
 wait "$qpid" 2>/dev/null
 qrc=$?
@@ -134,10 +136,12 @@ if [ -s "$run/status" ]; then
 	rc=$(<"$run/status")
 elif [ "$timed_out" = 1 ]; then
 	echo "vm-run: guest hung, killed after ${hard}s; serial log: $serial" >&2
+	tail -n 30 "$serial" | sed 's/^/vm-run: | /' >&2
 	rc=124
 else
 	echo "vm-run: guest stopped without an exit status (qemu status $qrc); serial log: $serial" >&2
 	[ -s "$run/qemu.log" ] && sed 's/^/vm-run: qemu: /' "$run/qemu.log" >&2
+	[ -z "$badlines" ] && tail -n 30 "$serial" | sed 's/^/vm-run: | /' >&2
 	rc=1
 fi
 
