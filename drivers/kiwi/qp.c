@@ -275,6 +275,10 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	switch (new) {
 	case IB_QPS_RESET:
+		/* the rings belong to the engines until the connection ends */
+		if (test_bit(KIWI_EF_ON, &qp->eflags))
+			rv = -EBUSY;
+		break;
 	case IB_QPS_ERR:
 		break;
 	case IB_QPS_INIT:
@@ -859,6 +863,9 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	for (i = 0; i < KIWI_QN_MAX; i++)
 		txs->msn[i] = 1;
 	txs->max_ulpdu = kiwi_mpa_mulpdu(mss, res->markers_tx);
+	/* a tiny MSS: larger FPDUs only cost TCP segmentation */
+	if (txs->max_ulpdu < 512)
+		txs->max_ulpdu = 512;
 	/* with Markers every 512 octets, keep a batch's iov bounded */
 	if (res->markers_tx && txs->max_ulpdu > 4096)
 		txs->max_ulpdu = 4096;

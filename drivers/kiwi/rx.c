@@ -376,6 +376,7 @@ static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool *ok)
 	struct kiwi_mr *mr = kiwi_mr_get(qp->kdev, stag);
 
 	*ok = mr && mr->ibmr.pd == qp->ibqp.pd && mr->type != KIWI_MR_DMA;
+
 	if (*ok)
 		kiwi_mr_invalidate(mr);
 	if (mr)

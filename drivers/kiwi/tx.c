@@ -91,9 +91,9 @@ static void kiwi_cur_put(struct kiwi_cur *c)
 
 static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n)
 {
-	struct kvec *v = &txs->iov[txs->niov - 1];
+	struct kvec *v = txs->niov ? &txs->iov[txs->niov - 1] : NULL;
 
-	if (txs->niov && v->iov_base + v->iov_len == p) {
+	if (v && v->iov_base + v->iov_len == p) {
 		v->iov_len += n;
 	} else {
 		v = &txs->iov[txs->niov++];
@@ -436,7 +436,12 @@ static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	e->sink_to = h.sink_to;
 	e->len = w->total;
 	e->placed = 0;
-	e->inval_stag = sqe->inval_stag;
+	/*
+	 * Read with local invalidate invalidates the sink: rdma_rw names it
+	 * in ex.invalidate_rkey before giving it its new key, so go by the
+	 * sink's STag, as it is registered now.
+	 */
+	e->inval_stag = w->cur.nsge ? h.sink_stag : sqe->inval_stag;
 	e->opcode = sqe->opcode;
 	e->signaled = sqe->flags & KIWI_WQE_SIGNALED;
 	qp->ord_head++;
