@@ -158,11 +158,14 @@ nvmf_links_del() {
 		nvmf_wait 10 test ! -e /sys/class/infiniband/$NVMF_TGT_DEV
 }
 
-# nvmf_requests_crc PROVIDER CRC: 1 when this end asks for CRC in MPA.
+# nvmf_requests_crc PROVIDER CRC ROLE: 1 when this end, as the initiator
+# (host) or responder (target), sets the C bit in its MPA frame.  siw only
+# asks as the initiator: as the responder it mirrors the request's C bit
+# whatever its own setting (seen on the wire, siw_cm.c of 6.1).
 nvmf_requests_crc() {
 	case $1 in
 	siw) echo 0 ;;
-	siwcrc) echo 1 ;;
+	siwcrc) [ "$3" = host ] && echo 1 || echo 0 ;;
 	kiwi) case $2 in preferred|required) echo 1 ;; *) echo 0 ;; esac ;;
 	esac
 }
