@@ -252,6 +252,7 @@ struct run {
 	u64 sink_to;
 	u64 src_off;			/* offset of the reads in the RO MR */
 	bool rresp_ok;			/* Read Responses may precede the end */
+	u32 split;			/* send this much, pause, then the rest */
 	char pd[600];
 	u32 pd_len;
 };
@@ -625,6 +626,9 @@ static int sc_read_ird(struct run *r, struct buf *b)
 		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr,
 			 i == 1 ? v->ro_len : 64);
 		put_fpdu(r, b, &h, NULL, 0, i == ird + 1);
+		/* kiwi is busy sending the first when the others come */
+		if (i == 1)
+			r->split = b->len;
 	}
 	r->src_off = 0;
 	r->rresp_ok = true;
@@ -1216,7 +1220,15 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	}
 	if (r->s->out == OUT_TERM)
 		expect_term(r);
-	rv = send_all(fd, out.p, out.len, deadline);
+	if (r->split) {
+		rv = send_all(fd, out.p, r->split, deadline);
+		usleep(1000 * 1000);
+		if (!rv)
+			rv = send_all(fd, out.p + r->split, out.len - r->split,
+				      deadline);
+	} else {
+		rv = send_all(fd, out.p, out.len, deadline);
+	}
 	if (rv)
 		diag("sending: %s (after kiwi closed?)", strerror(-rv));
 	if (r->s->small_rcvbuf) {
