@@ -192,6 +192,7 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 		}
 		/* TCP's send buffer is full: wait for sk_write_space */
 		set_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+		/* flag before re-checking: or write_space finds it clear */
 		smp_mb__after_atomic();
 		if (!sk_stream_is_writeable(sk) || !retry--)
 			return -EAGAIN;
