@@ -1,0 +1,557 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 400
+#
+# kiwi's connection management as a user sees it: the MPA policy knobs
+# (module parameters and per-device sysfs files), listeners on a specific
+# address, on the wildcard and on IPv6, in the netdev's network namespace;
+# the MPA Reply bytes a plain TCP peer gets (accept, and each refusal the
+# RFCs define), the MPA Request kiwi sends, connect timeout, reject and
+# refused connections through rdma_cm (rping), kiwi to kiwi traffic, and
+# `rdma link del' while listening, mid-handshake and connected, with the
+# object counts back to zero.
+. "$(dirname "$0")/lib.sh"
+
+sysib=/sys/class/infiniband
+params=/sys/module/kiwi/parameters
+tmp=$(mktemp -d)
+mpa=$tmp/mpa.py
+PEER="ip netns exec peer"
+
+# A hand-made MPA peer over a plain TCP socket: sends a Request and prints
+# the Reply's fields (client), or accepts, prints the Request and answers
+# as told (server).
+cat > "$mpa" <<'PY'
+import socket, struct, sys, time, argparse
+
+KEY_REQ = b"MPA ID Req Frame"
+KEY_REP = b"MPA ID Rep Frame"
+RTR = {"none": (0, 0), "send": (0x4000, 0), "write": (0, 0x8000), "read": (0, 0x4000)}
+
+def frame(key, rev, m, c, r, h, v2, p2p, rtr, ird, ord_, pd, pdlen=None):
+    bits = rev | (0x8000 if m else 0) | (0x4000 if c else 0) | (0x2000 if r else 0) | (0x1000 if h else 0)
+    body = b""
+    if v2:
+        i = ird & 0x3fff
+        o = ord_ & 0x3fff
+        if p2p:
+            i |= 0x8000
+            ri, ro = RTR[rtr]
+            i |= ri
+            o |= ro
+        body = struct.pack(">HH", i, o)
+    body += pd
+    n = len(body) if pdlen is None else pdlen
+    return key + struct.pack(">HH", bits, n) + body
+
+def recvn(s, n):
+    b = b""
+    while len(b) < n:
+        x = s.recv(n - len(b))
+        if not x:
+            return None
+        b += x
+    return b
+
+def show(kind, hdr, pd):
+    bits, n = struct.unpack(">HH", hdr[16:20])
+    out = "%s key=%s rev=%d m=%d c=%d r=%d h=%d pdlen=%d" % (
+        kind, "ok" if hdr[:16] in (KEY_REQ, KEY_REP) else "bad", bits & 0xff,
+        bits >> 15 & 1, bits >> 14 & 1, bits >> 13 & 1, bits >> 12 & 1, n)
+    ulp = pd
+    if bits & 0x1000 and (bits & 0xff) == 2 and len(pd) >= 4:
+        i, o = struct.unpack(">HH", pd[:4])
+        rtr = [k for k, v in (("send", i & 0x4000), ("write", o & 0x8000), ("read", o & 0x4000)) if v]
+        out += " p2p=%d rtr=%s ird=%d ord=%d" % (i >> 15, ",".join(rtr) or "none", i & 0x3fff, o & 0x3fff)
+        ulp = pd[4:]
+    out += " ulp=%r" % ulp.decode("latin1")
+    print(out, flush=True)
+
+def read_frame(s, kind):
+    try:
+        return read_frame1(s, kind)
+    except ConnectionResetError:
+        print("reset", flush=True)
+    except socket.timeout:
+        print("timeout", flush=True)
+    return None
+
+def read_frame1(s, kind):
+    hdr = recvn(s, 20)
+    if hdr is None:
+        print("eof", flush=True)
+        return None
+    n = struct.unpack(">H", hdr[18:20])[0]
+    pd = recvn(s, n) if n else b""
+    if pd is None:
+        print("eof", flush=True)
+        return None
+    show(kind, hdr, pd)
+    return hdr, pd
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode")
+    ap.add_argument("addr")
+    ap.add_argument("port", type=int)
+    ap.add_argument("--key", default="good")
+    ap.add_argument("--rev", type=int, default=2)
+    ap.add_argument("--crc", type=int, default=0)
+    ap.add_argument("--markers", type=int, default=0)
+    ap.add_argument("--noh", action="store_true")
+    ap.add_argument("--p2p", type=int, default=1)
+    ap.add_argument("--rtr", default="write")
+    ap.add_argument("--ird", type=int, default=8)
+    ap.add_argument("--ord", type=int, default=8)
+    ap.add_argument("--pd", default="hello")
+    ap.add_argument("--pdlen", type=int)
+    ap.add_argument("--reply", default="accept")
+    ap.add_argument("--hold", type=float, default=0.5)
+    ap.add_argument("--timeout", type=float, default=20)
+    ap.add_argument("--send", default="all")
+    ap.add_argument("--expect-term", action="store_true")
+    a = ap.parse_args()
+    fam = socket.AF_INET6 if ":" in a.addr else socket.AF_INET
+    v2 = a.rev == 2 and not a.noh
+    if a.mode == "client":
+        s = socket.create_connection((a.addr, a.port), timeout=a.timeout)
+        key = KEY_REQ if a.key == "good" else (KEY_REP if a.key == "rep" else b"MPA ID Bad Frame")
+        f = frame(key, a.rev, a.markers, a.crc, 0, v2, v2, a.p2p, a.rtr, a.ird, a.ord, a.pd.encode(), a.pdlen)
+        if a.send == "header":
+            f = f[:20]
+        if a.send != "none":
+            s.sendall(f)
+        t = time.time()
+        read_frame(s, "reply")
+        print("elapsed %.1f" % (time.time() - t), flush=True)
+        time.sleep(a.hold)
+        s.close()
+    else:
+        ls = socket.socket(fam, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind((a.addr, a.port))
+        ls.listen(4)
+        print("listening", flush=True)
+        ls.settimeout(a.timeout)
+        s, _ = ls.accept()
+        s.settimeout(a.timeout)
+        t = time.time()
+        got = read_frame(s, "request")
+        if got and a.reply == "silent":
+            try:
+                x = s.recv(1)
+                print("peer closed after %.1f" % (time.time() - t) if not x else "data", flush=True)
+            except ConnectionResetError:
+                print("peer reset after %.1f" % (time.time() - t), flush=True)
+        elif got:
+            r = a.reply == "reject"
+            s.sendall(frame(KEY_REP, a.rev, 0, a.crc, r, v2, v2, a.p2p, a.rtr, a.ird, a.ord, a.pd.encode()))
+            if a.expect_term:
+                # the first FPDU after our Reply: its MPA length says how long
+                b = recvn(s, 2)
+                if b:
+                    b += recvn(s, struct.unpack(">H", b)[0]) or b""
+                print("term " + (b or b"").hex(), flush=True)
+            time.sleep(a.hold)
+        s.close()
+
+main()
+PY
+
+cleanup() {
+	kill $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+	rdma link del kiwi0 2>/dev/null
+	rdma link del kiwi1 2>/dev/null
+	$PEER rdma link del kiwi1 2>/dev/null
+	ip netns del peer 2>/dev/null
+	veth_teardown
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || { "$@"; return 1; }
+		sleep 0.2
+	done
+}
+
+obj_count() { awk -v n="$1" '$1 == n { print $2 }' "$KIWI_OBJECTS" 2>/dev/null; }
+ceps_are() {
+	local c
+	c=$(obj_count ceps)
+	[ "$c" = "$1" ] || { echo "ceps: ${c:-none} (want $1)"; return 1; }
+}
+# every count but the devices' is zero: connections and their objects gone
+conn_counts_zero() {
+	local name count bad=0
+	while read -r name count _; do
+		[ "$name" = devices ] && continue
+		[ "$count" = 0 ] || { echo "$name = $count"; bad=1; }
+	done < "$KIWI_OBJECTS"
+	return $bad
+}
+conn_zero_after() {
+	if wait_for 15 conn_counts_zero; then
+		tap_ok "no cep, QP or other object left $1"
+	else
+		tap_fail "no cep, QP or other object left $1"
+		tap_diag "$(cat "$KIWI_OBJECTS" 2>&1)"
+	fi
+}
+counts_zero_after() {
+	if wait_for 15 kiwi_counts_zero; then
+		tap_ok "object counts are zero $1"
+	else
+		tap_fail "object counts are zero $1"
+		tap_diag "$(cat "$KIWI_OBJECTS" 2>&1)"
+	fi
+}
+# listening NS ADDR:PORT: a TCP listener on exactly that address ("-" = default ns)
+listening() {
+	local ns=$1 ap=$2
+	if [ "$ns" = - ]; then
+		ss -Hltn "( sport = :${ap##*:} )"
+	else
+		ip netns exec "$ns" ss -Hltn "( sport = :${ap##*:} )"
+	fi | awk '{ print $4 }' | grep -qxF "$ap"
+}
+not_listening_port() {
+	local ns=$1 port=$2
+	if [ "$ns" = - ]; then
+		! ss -Hltn "( sport = :$port )" | grep -q .
+	else
+		! ip netns exec "$ns" ss -Hltn "( sport = :$port )" | grep -q .
+	fi
+}
+# expect FILE REGEX DESC: tap on a captured output
+expect() {
+	if grep -qE -- "$2" "$1"; then
+		tap_ok "$3"
+	else
+		tap_fail "$3"
+		tap_diag "wanted /$2/ in:" "$(head -n 30 "$1")"
+	fi
+}
+rping_server() {	# NS ADDR PORT LOG [args]
+	local ns=$1 addr=$2 port=$3 log=$4
+	shift 4
+	if [ "$ns" = - ]; then
+		rping -s -a "$addr" -p "$port" "$@" > "$log" 2>&1 &
+	else
+		ip netns exec "$ns" rping -s -a "$addr" -p "$port" "$@" > "$log" 2>&1 &
+	fi
+}
+mpa_server_ready() { grep -q listening "$1"; }
+# reap PID [SECONDS]: wait for a background process to end, kill it if it
+# does not within SECONDS (default 10)
+reap() {
+	wait_for "${2:-10}" sh -c "! kill -0 $1 2>/dev/null" > /dev/null 2>&1 ||
+		kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+kiwi_load || { tap_fail "kiwi loads"; tap_done; }
+kiwi_provider_env
+tap_check "veth pair is up" veth_setup
+tap_check "kiwi0 on veth0, kiwi1 on veth1" \
+	sh -c 'rdma link add kiwi0 type kiwi netdev veth0 &&
+	       rdma link add kiwi1 type kiwi netdev veth1'
+
+# --- policy: module parameters and per-device sysfs ---------------------
+pol_defaults() {
+	local f want got bad=0
+	for f in mpa_crc=off mpa_rev=2 mpa_p2p=1 mpa_rtr=write mpa_markers=0; do
+		want=${f#*=}
+		got=$(cat "$params/${f%%=*}") || bad=1
+		[ "$got" = "$want" ] || { echo "param ${f%%=*}: $got"; bad=1; }
+		got=$(cat "$sysib/kiwi0/${f%%=*}") || bad=1
+		[ "$got" = "$want" ] || { echo "kiwi0 ${f%%=*}: $got"; bad=1; }
+	done
+	[ "$(cat $params/connect_timeout_ms)" = 10000 ] || { echo timeout; bad=1; }
+	return $bad
+}
+tap_check "policy defaults: module parameters and kiwi0's sysfs files" pol_defaults
+
+# bad values fail with EINVAL and change nothing
+pol_bad() {
+	local f v bad=0
+	for f in mpa_crc:on mpa_crc:2 mpa_rev:0 mpa_rev:3 mpa_p2p:2 mpa_p2p:yes \
+		 mpa_rtr:none mpa_rtr:wr mpa_markers:-1 mpa_markers:; do
+		v=${f#*:}
+		for d in "$params" "$sysib/kiwi1"; do
+			if echo "$v" > "$d/${f%%:*}" 2>"$tmp/err"; then
+				echo "$d/${f%%:*} took '$v'"; bad=1
+			elif ! grep -q "Invalid argument" "$tmp/err"; then
+				echo "$d/${f%%:*} '$v': $(cat "$tmp/err")"; bad=1
+			fi
+		done
+	done
+	for v in 0 600001 abc -5; do
+		if echo "$v" > $params/connect_timeout_ms 2>/dev/null; then
+			echo "connect_timeout_ms took $v"; bad=1
+		fi
+	done
+	pol_defaults || bad=1
+	return $bad
+}
+tap_check "bad policy values are refused with EINVAL, nothing changes" pol_bad
+
+pol_set() {
+	echo required > $sysib/kiwi1/mpa_crc && echo read > $sysib/kiwi1/mpa_rtr &&
+	[ "$(cat $sysib/kiwi1/mpa_crc)" = required ] &&
+	[ "$(cat $sysib/kiwi1/mpa_rtr)" = read ] &&
+	[ "$(cat $sysib/kiwi0/mpa_crc)" = off ] &&
+	[ "$(cat $params/mpa_crc)" = off ] &&
+	echo off > $sysib/kiwi1/mpa_crc && echo write > $sysib/kiwi1/mpa_rtr &&
+	echo preferred > $params/mpa_crc && [ "$(cat $params/mpa_crc)" = preferred ] &&
+	[ "$(cat $sysib/kiwi0/mpa_crc)" = off ] && echo off > $params/mpa_crc
+}
+tap_check "a device's policy is its own; parameters are defaults for new devices" pol_set
+
+# --- wildcard listener over two devices in one namespace ----------------
+rping_server - 0.0.0.0 7001 $tmp/wild.log
+spid=$!
+wild_up() { listening - 198.18.0.1:7001 && listening - 198.18.0.2:7001; }
+if wait_for 10 wild_up; then
+	tap_ok "wildcard listen: one socket per device address (198.18.0.1 and .2, same port)"
+else
+	tap_fail "wildcard listen: one socket per device address (198.18.0.1 and .2, same port)"
+	tap_diag "$(ss -ltn)" "$(cat $tmp/wild.log)"
+fi
+tap_check "a listener counts as a cep per device" ceps_are 2
+python3 "$mpa" client 198.18.0.2 7001 --hold 1 > $tmp/c.log 2>&1
+expect $tmp/c.log "^reply key=ok rev=2 m=0 c=0 r=0 h=1 pdlen=4 p2p=1 rtr=write ird=[0-9]+ ord=8 " \
+	"wildcard listener on kiwi1 accepts: Reply rev 2, enhanced, p2p Write RTR, ORD cut to our IRD 8"
+reap $spid
+wait_for 10 not_listening_port - 7001 &&
+	tap_ok "listener sockets closed when rping exits" ||
+	tap_fail "listener sockets closed when rping exits"
+conn_zero_after "after the wildcard listener and its connection"
+
+# --- kiwi to kiwi, then rdma link del while connected -------------------
+rping_server - 198.18.0.2 7006 $tmp/s6.log -C 4 -v
+spid=$!
+wait_for 10 listening - 198.18.0.2:7006
+timeout 60 rping -c -a 198.18.0.2 -p 7006 -C 4 -v > $tmp/c6.log 2>&1
+rc=$?
+reap $spid
+if [ $rc = 0 ] && grep -q "rdma-ping-3" $tmp/c6.log &&
+   grep -q "rdma-ping-3" $tmp/s6.log; then
+	tap_ok "kiwi0 to kiwi1: rping 4 round trips, both sides see the data"
+else
+	tap_fail "kiwi0 to kiwi1: rping 4 round trips, both sides see the data"
+	tap_diag "client rc $rc" "$(tail -5 $tmp/c6.log)" "$(tail -5 $tmp/s6.log)"
+fi
+conn_zero_after "after a kiwi to kiwi rping"
+
+rping_server - 198.18.0.2 7007 $tmp/s7.log -P
+spid=$!
+wait_for 10 listening - 198.18.0.2:7007
+rping -c -a 198.18.0.2 -p 7007 > $tmp/c7.log 2>&1 &
+cpid=$!
+# the listener, the client's connection and the accepted one
+if wait_for 20 ceps_are 3 && sleep 1 && ceps_are 3; then
+	tap_ok "a looping kiwi to kiwi rping is up: 3 ceps"
+else
+	tap_fail "a looping kiwi to kiwi rping is up: 3 ceps"
+	tap_diag "$(tail -5 $tmp/c7.log)"
+fi
+start=$SECONDS
+rdma link del kiwi1 > $tmp/del.log 2>&1
+rc=$?
+took=$((SECONDS - start))
+reap $cpid 20
+reap $spid
+if [ $rc = 0 ] && [ $took -le 15 ] && ! kill -0 $cpid 2>/dev/null; then
+	tap_ok "rdma link del of a connected and listening device (${took}s), the client's rping ends"
+else
+	tap_fail "rdma link del of a connected and listening device"
+	tap_diag "rc $rc took $took" "$(cat $tmp/del.log)" "$(tail -3 $tmp/c7.log)"
+fi
+tap_check "the connection's listener socket is gone" not_listening_port - 7007
+rdma link del kiwi0
+counts_zero_after "after removing a connected device"
+
+# --- a device in another namespace: sockets live there ------------------
+ip netns add peer
+ip link set veth1 netns peer
+$PEER ip addr add 198.18.0.2/24 dev veth1
+$PEER ip addr add fd00::2/64 dev veth1 nodad
+$PEER ip link set veth1 up
+$PEER ip link set lo up
+ip addr add fd00::1/64 dev veth0 nodad
+tap_check "kiwi0 on veth0, kiwi1 on veth1 in netns peer" \
+	sh -c 'rdma link add kiwi0 type kiwi netdev veth0 &&
+	       ip netns exec peer rdma link add kiwi1 type kiwi netdev veth1'
+echo 2000 > $params/connect_timeout_ms
+
+rping_server peer 198.18.0.2 7002 $tmp/s2.log -d
+spid=$!
+if wait_for 10 listening peer 198.18.0.2:7002 && not_listening_port - 7002; then
+	tap_ok "kiwi1's listener socket is in kiwi1's netdev's namespace"
+else
+	tap_fail "kiwi1's listener socket is in kiwi1's netdev's namespace"
+fi
+
+# refusals before the consumer hears of the connection (RFC 5044 7.1,
+# RFC 6581): no Reply for a malformed Request, a Reply with R otherwise
+refuse() {	# DESC REGEX ARGS...
+	local desc=$1 re=$2
+	shift 2
+	python3 "$mpa" client 198.18.0.2 7002 "$@" > $tmp/r.log 2>&1
+	expect $tmp/r.log "$re" "$desc"
+}
+refuse "bad key: closed, no Reply" "^(eof|reset)" --key bad
+refuse "a Reply's key in a Request: closed, no Reply" "^(eof|reset)" --key rep
+refuse "private data length 600 > 512: closed, no Reply" "^(eof|reset)" --pdlen 600
+refuse "revision 3: Reply with R, revision 2" "^reply key=ok rev=2 m=0 c=0 r=1 " --rev 3
+refuse "revision 0: Reply with R" "^reply key=ok rev=2 .* r=1 " --rev 0
+refuse "peer-to-peer with no RTR type: Reply with R" \
+	"^reply key=ok rev=2 m=0 c=0 r=1 h=1 .*p2p=1 rtr=none" --rtr none
+echo required > $sysib/kiwi1/mpa_crc
+refuse "mpa_crc=required, Request without C: Reply with R and C" \
+	"^reply key=ok rev=2 m=0 c=1 r=1 " --crc 0
+echo off > $sysib/kiwi1/mpa_crc
+echo 0 > $sysib/kiwi1/mpa_p2p
+refuse "mpa_p2p=0 and a peer-to-peer Request: Reply without RTR (the initiator decides)" \
+	"^reply key=ok rev=2 m=0 c=0 r=0 h=1 pdlen=4 p2p=0 rtr=none" --hold 0.2
+echo 1 > $sysib/kiwi1/mpa_p2p
+reap $spid
+
+rping_server peer 198.18.0.2 7002 $tmp/s2.log
+spid=$!
+wait_for 10 listening peer 198.18.0.2:7002
+refuse "no Request within connect_timeout_ms (2 s): closed" "^(eof|reset)" --send none
+expect $tmp/r.log "^elapsed (1\.[5-9]|2\.|3\.)" "... after about 2 s"
+refuse "half a Request: closed at the timeout" "^(eof|reset)" --send header
+tap_check "refused connections leave only the listener" ceps_are 1
+refuse "revision 1 Request: accepted with a revision 1 Reply, no IRD/ORD" \
+	"^reply key=ok rev=1 m=0 c=0 r=0 h=0 pdlen=0 ulp=''" --rev 1 --hold 1
+reap $spid
+
+rping_server peer 198.18.0.2 7002 $tmp/s2.log
+spid=$!
+wait_for 10 listening peer 198.18.0.2:7002
+echo read > $sysib/kiwi1/mpa_rtr
+refuse "CRC asked by the peer is used; mpa_rtr=read is picked when offered" \
+	"^reply key=ok rev=2 m=0 c=1 r=0 h=1 pdlen=4 p2p=1 rtr=read ird=[0-9]+ ord=3 " \
+	--crc 1 --rtr read --ird 3 --hold 1
+echo write > $sysib/kiwi1/mpa_rtr
+reap $spid
+conn_zero_after "after the passive-side checks"
+
+# --- the active side against hand-made peers ----------------------------
+mpa_peer() {	# PORT LOG ARGS...: a python MPA responder in netns peer
+	local port=$1 log=$2
+	shift 2
+	$PEER python3 "$mpa" server 198.18.0.2 "$port" "$@" > "$log" 2>&1 &
+	ppid_=$!
+	wait_for 15 mpa_server_ready "$log"
+}
+mpa_peer 7003 $tmp/p3.log --reply silent
+start=$(date +%s.%N)
+rping -c -a 198.18.0.2 -p 7003 -C 1 -d > $tmp/c3.log 2>&1
+rc=$?
+took=$(echo "$(date +%s.%N) - $start" | bc)
+reap $ppid_
+expect $tmp/p3.log "^request key=ok rev=2 m=0 c=0 r=0 h=1 pdlen=4 p2p=1 rtr=write ird=[0-9]+ ord=[0-9]+ ulp=''" \
+	"kiwi's Request: rev 2, no CRC or Markers asked, enhanced, p2p with Write RTR"
+expect $tmp/c3.log "UNREACHABLE|-110|timed out" "a silent peer: rping -c fails with a timeout"
+# not the minutes of TCP's SYN retries; rping itself is slow under TCG
+if [ $rc != 0 ] && [ "$(echo "$took < 15" | bc)" = 1 ]; then
+	tap_ok "... after connect_timeout_ms (took ${took%.*} s)"
+else
+	tap_fail "... after connect_timeout_ms (rc $rc, took $took s)"
+fi
+expect $tmp/p3.log "^peer (reset|closed)" "the silent peer sees the connection go"
+
+mpa_peer 7004 $tmp/p4.log --reply reject --pd nope
+rping -c -a 198.18.0.2 -p 7004 -C 1 -d > $tmp/c4.log 2>&1
+reap $ppid_
+expect $tmp/c4.log "REJECTED" "a peer's Reply with R: rping -c sees REJECTED"
+
+mpa_peer 7005 $tmp/p5.log --reply accept --hold 2 --ord 0
+timeout 30 rping -c -a 198.18.0.2 -p 7005 -C 1 -d > $tmp/c5.log 2>&1
+reap $ppid_
+expect $tmp/c5.log "ESTABLISHED" "a peer's valid Reply: the connection is established"
+expect $tmp/c5.log "DISCONNECT" "... and the peer's close is a disconnect"
+
+# failures after a valid Reply are Terminates (RFC 6581 section 7)
+term_check() {	# PORT DESC ECODE ARGS...
+	local port=$1 desc=$2 ecode=$3
+	shift 3
+	mpa_peer "$port" $tmp/t.log --reply accept --hold 3 --expect-term "$@"
+	rping -c -a 198.18.0.2 -p "$port" -C 1 -d > $tmp/ct.log 2>&1
+	reap $ppid_
+	expect $tmp/ct.log "CONNECT_ERROR|REJECTED|UNREACHABLE" "$desc: the connect fails"
+	# MPA length, DDP untagged L, RDMAP Terminate, QN 2, MSN 1, MO 0,
+	# layer LLP (2), type 0, the code
+	expect $tmp/t.log "^term [0-9a-f]{4}4147.{8}00000002000000010000000020${ecode}" \
+		"$desc: Terminate LLP/MPA code 0x$ecode on the wire"
+}
+term_check 7013 "responder ORD above our IRD" 06 --ord 100
+term_check 7014 "responder's RTR type not offered" 07 --rtr read --ord 0
+
+rping -c -a 198.18.0.2 -p 7099 -C 1 -d > $tmp/c9.log 2>&1
+expect $tmp/c9.log "REJECTED|-111|refused" "nobody listening: connection refused"
+
+if tc qdisc add dev veth0 clsact 2>/dev/null &&
+   tc filter add dev veth0 egress protocol ip flower ip_proto tcp dst_port 7008 action drop 2>/dev/null; then
+	start=$SECONDS
+	rping -c -a 198.18.0.2 -p 7008 -C 1 -d > $tmp/c8.log 2>&1
+	took=$((SECONDS - start))
+	expect $tmp/c8.log "UNREACHABLE|-110|timed out" "SYNs lost: rping -c fails with a timeout (${took} s)"
+	tc qdisc del dev veth0 clsact
+else
+	tap_ok "SYNs lost: timeout # SKIP no tc flower here"
+fi
+conn_zero_after "after the active-side checks"
+
+# --- IPv6 ---------------------------------------------------------------
+rping_server peer fd00::2 7010 $tmp/s10.log -C 2 -v
+spid=$!
+wait_for 10 listening peer "[fd00::2]:7010"
+python3 "$mpa" client fd00::2 7010 --hold 1 > $tmp/c10.log 2>&1
+expect $tmp/c10.log "^reply key=ok rev=2 m=0 c=0 r=0 h=1 " "IPv6 listener: an MPA peer over IPv6 is accepted"
+reap $spid
+rping_server peer fd00::2 7011 $tmp/s11.log -C 2 -v
+spid=$!
+wait_for 10 listening peer "[fd00::2]:7011"
+timeout 60 rping -c -a fd00::2 -p 7011 -C 2 -v > $tmp/c11.log 2>&1
+reap $spid
+expect $tmp/c11.log "rdma-ping-1" "kiwi to kiwi over IPv6 across namespaces: rping 2 round trips"
+conn_zero_after "after IPv6"
+
+# --- removal mid-handshake ----------------------------------------------
+echo 20000 > $params/connect_timeout_ms
+rping_server peer 198.18.0.2 7012 $tmp/s12.log
+spid=$!
+wait_for 10 listening peer 198.18.0.2:7012
+python3 "$mpa" client 198.18.0.2 7012 --send none --timeout 30 > $tmp/c12.log 2>&1 &
+cpid=$!
+wait_for 10 ceps_are 2
+start=$SECONDS
+$PEER rdma link del kiwi1
+took=$((SECONDS - start))
+reap $cpid
+reap $spid
+if [ $took -le 10 ] && grep -qE "^(eof|reset)" $tmp/c12.log; then
+	tap_ok "rdma link del while a Request is awaited: no wait for the timeout (${took} s), the peer sees the close"
+else
+	tap_fail "rdma link del while a Request is awaited (took ${took} s)"
+	tap_diag "$(cat $tmp/c12.log)"
+fi
+rdma link del kiwi0
+counts_zero_after "after removal mid-handshake"
+
+echo 10000 > $params/connect_timeout_ms
+if dmesg | grep -E "kiwi.*leaked"; then
+	tap_fail "no leak reported"
+else
+	tap_ok "no leak reported"
+fi
+tap_done
