@@ -212,6 +212,8 @@ struct opts {
 	u16 kiwi_ord;
 	int timeout_ms;
 	bool no_p2p;		/* no RTR: for peers without p2p mode (siw) */
+	bool markers;		/* we ask kiwi for Markers (M flag) */
+	bool kiwi_markers;	/* kiwi's mpa_markers policy */
 	const char *tag;
 	const char *only;
 	struct victim v;
@@ -232,6 +234,8 @@ struct scen {
 	int recvs;		/* receives the victim posts, -1: its default */
 	bool small_rcvbuf;	/* keep kiwi's Read Responses backed up */
 	bool kiwi_crc_required;	/* only when kiwi requires CRC */
+	bool kiwi_markers;	/* only when kiwi asks for Markers */
+	bool no_markers;	/* not when we send Markers */
 	u32 nfpdu;		/* OUT_OK: FPDUs sent after the RTR */
 	void (*mpa)(struct run *r, struct buf *b);
 	int (*fpdu)(struct run *r, struct buf *b);
@@ -264,6 +268,7 @@ static void my_cfg(struct run *r, bool crc)
 	memset(&r->my, 0, sizeof(r->my));
 	r->my.rev = 2;
 	r->my.crc = crc ? KIWI_MPA_CRC_PREFERRED : KIWI_MPA_CRC_OFF;
+	r->my.markers = r->o->markers;
 	r->my.p2p = !r->o->no_p2p;
 	r->my.rtr = r->my.p2p ? KIWI_RTR_WRITE : 0;
 	r->my.ird = 16;
@@ -275,6 +280,7 @@ static void kiwi_cfg(struct run *r)
 	memset(&r->kiwi, 0, sizeof(r->kiwi));
 	r->kiwi.rev = 2;
 	r->kiwi.crc = r->o->kiwi_crc;
+	r->kiwi.markers = r->o->kiwi_markers;
 	r->kiwi.p2p = !r->o->no_p2p;
 	r->kiwi.rtr = KIWI_RTR_WRITE;
 	r->kiwi.ird = r->o->kiwi_ird;
@@ -401,7 +407,8 @@ static int sc_control(struct run *r, struct buf *b)
 	u32 woff = 128, wlen = 512, roff = 64, rlen = 256, i;
 	struct kiwi_hdr h;
 	struct kiwi_tx t;
-	struct kiwi_tx_cfg tc = { .crc = r->res.crc };
+	struct kiwi_tx_cfg tc = { .crc = r->res.crc,
+				  .markers = r->res.markers_rx };
 	u8 wbuf[512], rbuf[256];
 	char msg[64];
 
@@ -446,7 +453,8 @@ static int sc_read_at_ird(struct run *r, struct buf *b)
 	const struct victim *v = &r->o->v;
 	u32 ird = r->res.peer_ird, i, k, len = 64;
 	struct kiwi_tx t;
-	struct kiwi_tx_cfg tc = { .crc = r->res.crc };
+	struct kiwi_tx_cfg tc = { .crc = r->res.crc,
+				  .markers = r->res.markers_rx };
 	struct kiwi_hdr h;
 	u8 data[64];
 
@@ -481,6 +489,21 @@ static int sc_bad_crc(struct run *r, struct buf *b)
 	hdr_send(&h);
 	put_fpdu(r, b, &h, ctl_msg, strlen(ctl_msg), true);
 	b->p[b->len - 1] ^= 0x80;	/* last byte of the CRC */
+	return 0;
+}
+
+static int sc_bad_marker(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	if (!r->res.markers_tx || r->o->v.recv_len < 1000)
+		return -1;
+	hdr_send(&h);
+	put_fpdu(r, b, &h, zeros, 1000, true);
+	/* the stream starts at b->p: its second Marker, FPDUPTR + 4 */
+	if (b->len < KIWI_MPA_MARKER_SPACING + KIWI_MPA_MARKER_LEN)
+		return -1;
+	b->p[KIWI_MPA_MARKER_SPACING + 3] ^= 0x04;
 	return 0;
 }
 
@@ -700,8 +723,13 @@ static const struct scen scens[] = {
 	{ .name = "bad-crc", .what = "Send FPDU with a bad CRC",
 	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_MPA_CRC,
 	  .crc = 1, .recvs = -1, .fpdu = sc_bad_crc },
-	FP("ulpdu-max", "Send with ULPDU Length 0xffff", KIWI_ERR_DDP_U_TOOLONG,
-	   sc_ulpdu_max),
+	{ .name = "bad-marker", .what = "Send whose Marker at octet 512 points wrong",
+	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_MPA_MARKER,
+	  .kiwi_markers = true, .recvs = -1, .fpdu = sc_bad_marker },
+	/* with Markers no FPDU of 0xffff octets can be framed */
+	{ .name = "ulpdu-max", .what = "Send with ULPDU Length 0xffff",
+	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_DDP_U_TOOLONG,
+	  .no_markers = true, .recvs = -1, .fpdu = sc_ulpdu_max },
 	FP("unknown-opcode", "untagged FPDU with RDMAP opcode 9",
 	   KIWI_ERR_RDMAP_OPCODE, sc_opcode),
 	FP("ddp-version", "Send with DDP version 2", KIWI_ERR_DDP_U_VERSION,
@@ -742,13 +770,18 @@ static const char *const outcome_name[] = {
 	[OUT_OK] = "ok",
 };
 
-static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc)
+static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc,
+			 bool kiwi_markers)
 {
 	if (s->crc > 0 && !crc)
 		return false;
 	if (s->crc < 0 && crc)
 		return false;
 	if (s->kiwi_crc_required && kiwi_crc != KIWI_MPA_CRC_REQUIRED)
+		return false;
+	if (s->kiwi_markers && !kiwi_markers)
+		return false;
+	if (s->no_markers && kiwi_markers)
 		return false;
 	/* kiwi refuses every Request without C when it requires CRC */
 	if (kiwi_crc == KIWI_MPA_CRC_REQUIRED && !crc)
@@ -796,25 +829,33 @@ static int build_fpdus(struct run *r, struct buf *b)
 	return r->s->fpdu(r, b);
 }
 
-/* the Terminate kiwi must send for the scenario's error */
-static void expect_term(struct run *r)
+/*
+ * The Terminate kiwi must send for the scenario's error, starting at
+ * octet pos of kiwi's FPDU stream (where its Markers fall, if any).
+ */
+static void build_term(const struct run *r, u32 pos, struct buf *out)
 {
 	struct kiwi_tx_cfg tc = { .crc = r->res.crc,
-				  .markers = r->res.markers_tx };
+				  .markers = r->res.markers_rx, .pos = pos };
 	struct kiwi_tx t;
 	struct kiwi_hdr h;
 	int n;
 
 	kiwi_term_build(&h, r->s->err, r->bad, r->bad_len, 1);
 	kiwi_tx_init(&t, &tc);
-	r->exp.len = 0;
-	buf_reserve(&r->exp, KIWI_WIRE_HDR_MAX + 8);
-	n = kiwi_fpdu_build(&t, &h, NULL, 0, r->exp.p, r->exp.cap);
+	out->len = 0;
+	buf_reserve(out, KIWI_WIRE_HDR_MAX + 32);
+	n = kiwi_fpdu_build(&t, &h, NULL, 0, out->p, out->cap);
 	if (n < 0) {
 		fprintf(stderr, "Terminate build: %d\n", n);
 		exit(2);
 	}
-	r->exp.len = n;
+	out->len = n;
+}
+
+static void expect_term(struct run *r)
+{
+	build_term(r, 0, &r->exp);
 }
 
 /*
@@ -869,9 +910,11 @@ static const char *term_desc(enum kiwi_err err, char *s, size_t n)
 
 /* ---- checking what kiwi sent ---- */
 
-static void term_explain(const char *who, const u8 *p, u32 len, bool crc)
+static void term_explain(const char *who, const u8 *p, u32 len,
+			 const struct run *r, u32 pos)
 {
-	struct kiwi_rx_cfg rc = { .crc = crc };
+	struct kiwi_rx_cfg rc = { .crc = r->res.crc,
+				  .markers = r->res.markers_rx, .pos = pos };
 	struct kiwi_rx rx;
 	struct kiwi_rx_event ev;
 	u32 off = 0;
@@ -913,6 +956,7 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 				  .markers = r->res.markers_rx };
 	struct kiwi_rx rx;
 	struct kiwi_rx_event ev;
+	struct buf e = { 0 };
 	u32 off = 0, start = 0, nresp = 0;
 	bool in_resp = false, found = false;
 	u64 to = 0;
@@ -926,7 +970,7 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 			hexdump("expected (Read Response)", r->exp_rresp.p,
 				r->exp_rresp.len, 0);
 			hexdump("received", p, len, 0);
-			term_explain("received", p, len, r->res.crc);
+			term_explain("received", p, len, r, 0);
 		}
 		return -1;
 	}
@@ -937,7 +981,6 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 
 		switch (ev.type) {
 		case KIWI_RX_HDR:
-			start = rx.len_pos;
 			if (ev.hdr->opcode == KIWI_RDMAP_READ_RESP &&
 			    r->rresp_ok && ev.hdr->stag == r->sink_stag) {
 				in_resp = true;
@@ -970,7 +1013,6 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 			break;
 		case KIWI_RX_ERROR:
 			/* compare from the FPDU the core cannot accept */
-			start = rx.len_pos;
 			found = true;
 			break;
 		case KIWI_RX_MORE:
@@ -980,23 +1022,27 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 	}
 	if (nresp_out)
 		*nresp_out = nresp;
-	if (len - start == r->exp.len && !memcmp(p + start, r->exp.p, len - start))
+	/* start: where the last whole FPDU ended, the Terminate's place */
+	build_term(r, start, &e);
+	if (len - start == e.len && !memcmp(p + start, e.p, len - start)) {
+		buf_free(&e);
 		return 0;
+	}
 	if (verbose) {
 		u32 d = 0;
 
-		while (d < r->exp.len && start + d < len &&
-		       p[start + d] == r->exp.p[d])
+		while (d < e.len && start + d < len && p[start + d] == e.p[d])
 			d++;
 		diag("first difference at byte %u of the Terminate (stream offset %u)",
 		     d, start + d);
-		hexdump("expected", r->exp.p, r->exp.len, 0);
+		hexdump("expected", e.p, e.len, 0);
 		hexdump("received", p + start, len - start, 0);
-		term_explain("expected", r->exp.p, r->exp.len, r->res.crc);
+		term_explain("expected", e.p, e.len, r, start);
 		if (len > start)
-			term_explain("received", p + start, len - start,
-				     r->res.crc);
+			term_explain("received", p + start, len - start, r,
+				     start);
 	}
+	buf_free(&e);
 	return -1;
 }
 
@@ -1297,7 +1343,8 @@ static int live(const struct opts *o)
 		struct run r;
 		int fd;
 
-		if (!selected(o, s->name) || !scen_applies(s, o->crc, o->kiwi_crc))
+		if (!selected(o, s->name) ||
+		    !scen_applies(s, o->crc, o->kiwi_crc, o->kiwi_markers))
 			continue;
 		snprintf(label, sizeof(label), "%s/%s", o->tag, s->name);
 		run_init(&r, o, s);
@@ -1518,7 +1565,8 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			goto out;
 		}
 		{
-			struct kiwi_tx_cfg tc = { .crc = m.res.crc };
+			struct kiwi_tx_cfg tc = { .crc = m.res.crc,
+					.markers = m.res.markers_tx };
 
 			kiwi_tx_init(&m.tx, &tc);
 			m.out = &mine;
@@ -1536,7 +1584,8 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			/* kiwi's Terminate, built from what it received */
 			{
 				struct kiwi_tx t;
-				struct kiwi_tx_cfg tc = { .crc = m.res.crc };
+				struct kiwi_tx_cfg tc = { .crc = m.res.crc,
+						.markers = m.res.markers_tx };
 				struct kiwi_hdr h;
 				int k;
 
@@ -1602,12 +1651,14 @@ static int selftest(struct opts *o)
 
 			o->crc = c;
 			o->kiwi_crc = policies[k];
-			snprintf(tag, sizeof(tag), "%skiwi-crc-%s/crc-%s",
+			snprintf(tag, sizeof(tag), "%s%skiwi-crc-%s/crc-%s",
 				 o->no_p2p ? "no-p2p/" : "",
+				 o->markers ? "markers/" : "",
 				 k ? "required" : "off", c ? "on" : "off");
 			o->tag = tag;
 			for (i = 0; i < NSCEN; i++)
-				if (scen_applies(&scens[i], o->crc, o->kiwi_crc) &&
+				if (scen_applies(&scens[i], o->crc, o->kiwi_crc,
+						 o->kiwi_markers) &&
 				    selected(o, scens[i].name))
 					selftest_one(o, &scens[i]);
 		}
@@ -1642,6 +1693,8 @@ int main(int argc, char **argv)
 		{ "only", required_argument, NULL, 'n' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "no-p2p", no_argument, NULL, 'P' },
+		{ "markers", no_argument, NULL, 'M' },
+		{ "kiwi-markers", no_argument, NULL, 'K' },
 		{ 0 }
 	};
 	struct opts o = { .port = 0, .kiwi_crc = KIWI_MPA_CRC_OFF,
@@ -1708,6 +1761,12 @@ int main(int argc, char **argv)
 		case 'P':
 			o.no_p2p = true;
 			break;
+		case 'M':
+			o.markers = true;
+			break;
+		case 'K':
+			o.kiwi_markers = true;
+			break;
 		default:
 			usage();
 		}
@@ -1717,6 +1776,12 @@ int main(int argc, char **argv)
 		/* and once without peer-to-peer mode (no RTR) */
 		o.no_p2p = true;
 		o.only = "control,send-bad-msn,write-bounds";
+		selftest(&o);
+		/* and with Markers both ways */
+		o.no_p2p = false;
+		o.only = NULL;
+		o.markers = true;
+		o.kiwi_markers = true;
 		selftest(&o);
 		printf("1..%d\n", tap_n);
 		return tap_failed ? 1 : 0;

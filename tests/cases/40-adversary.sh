@@ -17,7 +17,10 @@
 #   crc-off       kiwi mpa_crc=off, the adversary asks for no CRC
 #   crc-required  kiwi mpa_crc=required, the adversary asks for CRC (and
 #                 one Request without C, which must be rejected)
+#   markers       kiwi mpa_markers=1, the adversary asks for Markers too and
+#                 for CRC (and sends one Marker that points wrong)
 #   crc-peer      (KIWI_FULL=1) kiwi mpa_crc=off, the adversary asks for CRC
+#   markers-nocrc (KIWI_FULL=1) Markers both ways, no CRC
 # Then: the victim saw each bad connection die (no receive completed
 # successfully, every posted receive flushed, a QP error event), saw none
 # of the MPA-level failures, and the valid control exchange worked; it
@@ -76,12 +79,15 @@ tap_check "rdma link add $dev type kiwi netdev veth0" \
 	rdma link add "$dev" type kiwi netdev veth0
 
 sysfs=/sys/class/infiniband/$dev
-# set_policy CRC: kiwi's MPA policy for new connections (issue 4's names)
+# set_policy CRC MARKERS: kiwi's MPA policy for new connections (issue 4's
+# names)
 set_policy() {
 	echo 2 > "$sysfs/mpa_rev" && echo 1 > "$sysfs/mpa_p2p" &&
-		echo write > "$sysfs/mpa_rtr" && echo 0 > "$sysfs/mpa_markers" &&
+		echo write > "$sysfs/mpa_rtr" &&
+		echo "$2" > "$sysfs/mpa_markers" &&
 		echo "$1" > "$sysfs/mpa_crc" &&
-		[ "$(cat "$sysfs/mpa_crc")" = "$1" ]
+		[ "$(cat "$sysfs/mpa_crc")" = "$1" ] &&
+		[ "$(cat "$sysfs/mpa_markers")" = "$2" ]
 }
 
 # The victim: kiwi's IRD and ORD are what it asks rdma_accept for.
@@ -104,18 +110,21 @@ else
 	tap_diag "$(cat "$tmp/victim.log")"
 fi
 
-# run_pass TAG KIWI_CRC ADV_CRC: one run of every scenario; TAP renumbered.
+# run_pass TAG KIWI_CRC ADV_CRC MARKERS: one run of every scenario, TAP
+# renumbered.  MARKERS=1: kiwi asks for Markers and so does the adversary.
 passes=()
 run_pass() {
-	local tag=$1 kcrc=$2 acrc=$3 rc plan=0 line
-	if ! set_policy "$kcrc"; then
-		tap_fail "$tag: $sysfs/mpa_crc=$kcrc, mpa_rev=2, mpa_p2p=1, mpa_rtr=write, mpa_markers=0"
+	local tag=$1 kcrc=$2 acrc=$3 mk=$4 rc plan=0 line mkopt=()
+	local pol="$sysfs/mpa_crc=$kcrc, mpa_rev=2, mpa_p2p=1, mpa_rtr=write, mpa_markers=$mk"
+	if ! set_policy "$kcrc" "$mk"; then
+		tap_fail "$tag: $pol"
 		return
 	fi
-	tap_ok "$tag: $sysfs/mpa_crc=$kcrc, mpa_rev=2, mpa_p2p=1, mpa_rtr=write, mpa_markers=0"
+	tap_ok "$tag: $pol"
 	[ -s "$tmp/info" ] || return
 	passes+=("$tag")
-	ip netns exec "$ns" "$adv" -a "$addr" -p "$port" \
+	[ "$mk" = 1 ] && mkopt=(--markers --kiwi-markers)
+	ip netns exec "$ns" "$adv" -a "$addr" -p "$port" "${mkopt[@]}" \
 		--victim-file "$tmp/info" --crc "$acrc" --kiwi-crc "$kcrc" \
 		--kiwi-ird $ird --kiwi-ord $ord --tag "$tag" --timeout 20 \
 		> "$tmp/adv-$tag.tap" 2>&1
@@ -136,10 +145,12 @@ run_pass() {
 	fi
 }
 
-run_pass crc-off off off
-run_pass crc-required required on
+run_pass crc-off off off 0
+run_pass crc-required required on 0
+run_pass markers off on 1
 if [ "${KIWI_FULL:-0}" = 1 ]; then
-	run_pass crc-peer off on
+	run_pass crc-peer off on 0
+	run_pass markers-nocrc off off 1
 fi
 
 # Give the victim time to see the last connections go, then stop it.
