@@ -17,6 +17,18 @@
 # other end (with static neighbours and accept_local); nvmf_veth_bytes lets
 # a case prove that the bytes went over the wire.
 
+# What the kernel consumers ask of the provider (6.1), for reading failures:
+# - rdma_connect()/rdma_accept() move the QP INIT -> RTR (mask STATE and
+#   ACCESS_FLAGS) before iw_connect/iw_accept (cma_modify_qp_rtr).
+# - nvmet-rdma reads the host's data (and the admin Connect data) with
+#   rdma_rw: on iWARP an IB_WR_REG_MR then IB_WR_RDMA_READ_WITH_INV.  Its
+#   ex.invalidate_rkey is the MR's lkey as it was at rdma_rw_ctx_init(); the
+#   key is bumped afterwards in rdma_rw_ctx_wrs() (ib_inc_rkey), so it names
+#   the previous key of the same STag index; siw invalidates sge[0].lkey
+#   and looks STags up by index only.
+# - nvme-rdma uses the local DMA lkey for Sends, REG_MR for the data it
+#   exposes, and Send with Invalidate comes back from the target.
+
 NVMF_HOST_IP=198.18.0.1
 NVMF_TGT_IP=198.18.0.2
 NVMF_HOST_NETDEV=veth0
