@@ -220,7 +220,7 @@ struct opts {
 };
 
 enum phase { PH_MPA, PH_FPDU };
-enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK };
+enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK, OUT_SILENT };
 
 struct run;
 
@@ -507,6 +507,19 @@ static int sc_bad_marker(struct run *r, struct buf *b)
 	return 0;
 }
 
+/* we end the stream with a Terminate of our own: kiwi answers nothing */
+static int sc_peer_term(struct run *r, struct buf *b)
+{
+	/* a made-up Send header of ours for the copy: L, DV 1, RV 1 */
+	static const u8 bogus[KIWI_MPA_LEN_SIZE + KIWI_HDR_UNTAGGED] = {
+		0x00, 0x20, 0x41, 0x43, [13] = 0x01, [17] = 0x07 };
+	struct kiwi_hdr h;
+
+	kiwi_term_build(&h, KIWI_ERR_RDMAP_STREAM, bogus, sizeof(bogus), 1);
+	put_fpdu(r, b, &h, NULL, 0, false);
+	return 0;
+}
+
 static int sc_ulpdu_max(struct run *r, struct buf *b)
 {
 	struct kiwi_hdr h;
@@ -730,6 +743,9 @@ static const struct scen scens[] = {
 	{ .name = "ulpdu-max", .what = "Send with ULPDU Length 0xffff",
 	  .phase = PH_FPDU, .out = OUT_TERM, .err = KIWI_ERR_DDP_U_TOOLONG,
 	  .no_markers = true, .recvs = -1, .fpdu = sc_ulpdu_max },
+	{ .name = "peer-terminate", .what = "a Terminate from us",
+	  .phase = PH_FPDU, .out = OUT_SILENT, .recvs = -1, .nfpdu = 1,
+	  .fpdu = sc_peer_term },
 	FP("unknown-opcode", "untagged FPDU with RDMAP opcode 9",
 	   KIWI_ERR_RDMAP_OPCODE, sc_opcode),
 	FP("ddp-version", "Send with DDP version 2", KIWI_ERR_DDP_U_VERSION,
@@ -767,7 +783,7 @@ static const struct scen scens[] = {
 
 static const char *const outcome_name[] = {
 	[OUT_CLOSE] = "close", [OUT_REJECT] = "reject", [OUT_TERM] = "term",
-	[OUT_OK] = "ok",
+	[OUT_OK] = "ok", [OUT_SILENT] = "silent",
 };
 
 static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc,
@@ -962,7 +978,7 @@ static int check_stream(const struct run *r, const u8 *p, u32 len,
 	u64 to = 0;
 	u32 i;
 
-	if (r->s->out == OUT_OK) {
+	if (r->s->out == OUT_OK || r->s->out == OUT_SILENT) {
 		if (len == r->exp_rresp.len &&
 		    !memcmp(p, r->exp_rresp.p, len))
 			return 0;
@@ -1096,6 +1112,30 @@ static enum end read_all(int fd, struct buf *b, long long deadline,
 }
 
 /* send everything; a peer that closes early is not an error here */
+static int send_all(int fd, const u8 *p, u32 len, long long deadline);
+
+static u32 chunk;	/* --chunk N: send in N-byte TCP segments */
+
+/* with --chunk, pieces a few milliseconds apart: one TCP segment each */
+static int send_some(int fd, const u8 *p, u32 len, long long deadline)
+{
+	u32 off = 0;
+	int rv;
+
+	if (!chunk)
+		return send_all(fd, p, len, deadline);
+	while (off < len) {
+		u32 n = len - off < chunk ? len - off : chunk;
+
+		rv = send_all(fd, p + off, n, deadline);
+		if (rv)
+			return rv;
+		off += n;
+		usleep(3000);
+	}
+	return 0;
+}
+
 static int send_all(int fd, const u8 *p, u32 len, long long deadline)
 {
 	u32 off = 0;
@@ -1161,7 +1201,7 @@ static void live_mpa(struct run *r, int fd, const char *label)
 		     kiwi_err_desc(err)->name, kiwi_err_desc(r->s->err)->name);
 	if (r->s->out == OUT_CLOSE)
 		r->exp.len = 0;
-	rv = send_all(fd, req.p, req.len, deadline);
+	rv = send_some(fd, req.p, req.len, deadline);
 	if (rv)
 		diag("sending the Request: %s", strerror(-rv));
 	e = read_all(fd, &got, deadline, 0);
@@ -1200,12 +1240,15 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	if (r->s->out == OUT_OK)
 		snprintf(what, sizeof(what),
 			 "kiwi answers with the expected Read Responses byte for byte and no Terminate");
+	else if (r->s->out == OUT_SILENT)
+		snprintf(what, sizeof(what),
+			 "kiwi sends nothing back (no Terminate for a Terminate)");
 	else
 		term_desc(r->s->err, what, sizeof(what));
 
 	req_valid(r, &req);
 	mpa_model(r, &req, &exp_rep);
-	rv = send_all(fd, req.p, req.len, deadline);
+	rv = send_some(fd, req.p, req.len, deadline);
 	/* the Reply, parsed by the core; whatever follows it is kept */
 	kiwi_mpa_parser_init(&p, true);
 	while (!rv) {
@@ -1267,13 +1310,13 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	if (r->s->out == OUT_TERM)
 		expect_term(r);
 	if (r->split) {
-		rv = send_all(fd, out.p, r->split, deadline);
+		rv = send_some(fd, out.p, r->split, deadline);
 		usleep(1000 * 1000);
 		if (!rv)
-			rv = send_all(fd, out.p + r->split, out.len - r->split,
+			rv = send_some(fd, out.p + r->split, out.len - r->split,
 				      deadline);
 	} else {
-		rv = send_all(fd, out.p, out.len, deadline);
+		rv = send_some(fd, out.p, out.len, deadline);
 	}
 	if (rv)
 		diag("sending: %s (after kiwi closed?)", strerror(-rv));
@@ -1434,6 +1477,8 @@ static enum kiwi_err model_hdr(struct model *m, const struct kiwi_hdr *h,
 		    h->read_size <= 65536)
 			model_rresp(m, h);
 		return KIWI_OK;
+	case KIWI_RDMAP_TERMINATE:
+		return KIWI_OK;	/* the stream ends; nothing to answer */
 	case KIWI_RDMAP_SEND:
 		if (!m->recvs)
 			return KIWI_ERR_DDP_U_MSN_NOBUF;
@@ -1572,7 +1617,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			m.out = &mine;
 		}
 		err = model_stream(&m, stream.p, stream.len, bad, &bad_len, &n);
-		if (s->out == OUT_OK) {
+		if (s->out == OUT_OK || s->out == OUT_SILENT) {
 			tap(err == KIWI_OK && n == s->nfpdu + !o->no_p2p,
 			    "%s: every FPDU passes the core and the model (%u FPDUs, %s)",
 			    label, n, kiwi_err_desc(err)->name);
@@ -1600,7 +1645,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			expect_term(&r);
 		}
 	}
-	if (s->out == OUT_OK) {
+	if (s->out == OUT_OK || s->out == OUT_SILENT) {
 		tap(mine.len == r.exp_rresp.len &&
 		    !memcmp(mine.p, r.exp_rresp.p, mine.len),
 		    "%s: the expected Read Responses are what the model sends",
@@ -1625,7 +1670,9 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			caught = caught && check_stream(&r, mine.p,
 							mine.len - 1,
 							false, NULL) != 0;
-		tap(okay && caught && mine.len,
+		else	/* silence expected: one stray byte is refused */
+			caught = check_stream(&r, zeros, 1, false, NULL) != 0;
+		tap(okay && caught,
 		    "%s: the checker accepts the expected bytes and refuses them with any byte altered or cut",
 		    label);
 	}
@@ -1694,6 +1741,7 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "no-p2p", no_argument, NULL, 'P' },
 		{ "markers", no_argument, NULL, 'M' },
+		{ "chunk", required_argument, NULL, 'C' },
 		{ "kiwi-markers", no_argument, NULL, 'K' },
 		{ 0 }
 	};
@@ -1763,6 +1811,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			o.markers = true;
+			break;
+		case 'C':
+			chunk = atoi(optarg);
 			break;
 		case 'K':
 			o.kiwi_markers = true;

@@ -19,6 +19,7 @@
 #                 one Request without C, which must be rejected)
 #   markers       kiwi mpa_markers=1, the adversary asks for Markers too and
 #                 for CRC (and sends one Marker that points wrong)
+#   chunked       a dozen scenarios with every frame in 5-byte segments
 #   crc-peer      (KIWI_FULL=1) kiwi mpa_crc=off, the adversary asks for CRC
 #   markers-nocrc (KIWI_FULL=1) Markers both ways, no CRC
 # Then: the victim saw each bad connection die (no receive completed
@@ -110,11 +111,13 @@ else
 	tap_diag "$(cat "$tmp/victim.log")"
 fi
 
-# run_pass TAG KIWI_CRC ADV_CRC MARKERS: one run of every scenario, TAP
-# renumbered.  MARKERS=1: kiwi asks for Markers and so does the adversary.
+# run_pass TAG KIWI_CRC ADV_CRC MARKERS [ADVERSARY OPTIONS]: one run of
+# every scenario, TAP renumbered.  MARKERS=1: kiwi asks for Markers and so
+# does the adversary.
 passes=()
 run_pass() {
 	local tag=$1 kcrc=$2 acrc=$3 mk=$4 rc plan=0 line mkopt=()
+	shift 4
 	local pol="$sysfs/mpa_crc=$kcrc, mpa_rev=2, mpa_p2p=1, mpa_rtr=write, mpa_markers=$mk"
 	if ! set_policy "$kcrc" "$mk"; then
 		tap_fail "$tag: $pol"
@@ -124,7 +127,7 @@ run_pass() {
 	[ -s "$tmp/info" ] || return
 	passes+=("$tag")
 	[ "$mk" = 1 ] && mkopt=(--markers --kiwi-markers)
-	ip netns exec "$ns" "$adv" -a "$addr" -p "$port" "${mkopt[@]}" \
+	ip netns exec "$ns" "$adv" -a "$addr" -p "$port" "${mkopt[@]}" "$@" \
 		--victim-file "$tmp/info" --crc "$acrc" --kiwi-crc "$kcrc" \
 		--kiwi-ird $ird --kiwi-ord $ord --tag "$tag" --timeout 20 \
 		> "$tmp/adv-$tag.tap" 2>&1
@@ -148,6 +151,8 @@ run_pass() {
 run_pass crc-off off off 0
 run_pass crc-required required on 0
 run_pass markers off on 1
+# every frame in 5-byte TCP segments: kiwi's parsers see them in pieces
+run_pass chunked off on 0 --chunk 5 --only mpa-bad-key,mpa-rev3,control,read-at-ird,peer-terminate,bad-crc,unknown-opcode,write-bounds,write-readonly,read-bad-stag,send-bad-msn,send-too-long
 if [ "${KIWI_FULL:-0}" = 1 ]; then
 	run_pass crc-peer off on 0
 	run_pass markers-nocrc off off 1
