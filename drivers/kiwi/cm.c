@@ -385,13 +385,30 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 	return cep;
 }
 
+/* Under cep->mutex: stop the timer of REQ_RCVD or CLOSING. */
+static void kiwi_cep_stop_timer(struct kiwi_cep *cep)
+{
+	if (cancel_delayed_work(&cep->close_timer))
+		kiwi_cep_put(cep);	/* the timer's; not the last one */
+}
+
 /* Under cep->mutex: no more events; drop the allocation reference. */
 static void kiwi_cep_finish(struct kiwi_cep *cep)
 {
 	if (cep->state == KIWI_CEP_CLOSED)
 		return;
+	kiwi_cep_stop_timer(cep);
 	cep->state = KIWI_CEP_CLOSED;
 	kiwi_cep_put(cep);	/* the caller holds its own reference */
+}
+
+/* Under cep->mutex: connect_timeout_ms from now, kiwi_cep_close_timeout. */
+static void kiwi_cep_start_timer(struct kiwi_cep *cep)
+{
+	kiwi_cep_get(cep);
+	if (!queue_delayed_work(kiwi_cm_wq, &cep->close_timer,
+				kiwi_cm_timeout()))
+		kiwi_cep_put(cep);
 }
 
 /* Under cep->mutex: the socket goes, with an RST instead of a FIN if abort. */
@@ -615,8 +632,7 @@ static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 {
 	kiwi_qp_llp_stop(cep->qp);
 	kiwi_cep_release_sock(cep, abort);
-	if (cancel_delayed_work(&cep->close_timer))
-		kiwi_cep_put(cep);
+	kiwi_cep_stop_timer(cep);
 	kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL, 0);
 	cep->cm_id->rem_ref(cep->cm_id);
 	cep->cm_id = NULL;
@@ -691,10 +707,7 @@ static void kiwi_cep_event_work(struct work_struct *work)
 			/* our FIN now, the close when the peer's arrives */
 			kernel_sock_shutdown(cep->sock, SHUT_WR);
 			cep->state = KIWI_CEP_CLOSING;
-			kiwi_cep_get(cep);
-			if (!queue_delayed_work(kiwi_cm_wq, &cep->close_timer,
-						kiwi_cm_timeout()))
-				kiwi_cep_put(cep);
+			kiwi_cep_start_timer(cep);
 		}
 		break;
 	case KIWI_CEP_CLOSING:
@@ -719,6 +732,14 @@ static void kiwi_cep_close_timeout(struct work_struct *work)
 	/* the peer never sent its FIN: do not wait forever */
 	if (cep->state == KIWI_CEP_CLOSING)
 		kiwi_cep_close_conn(cep, true);
+	/*
+	 * The consumer neither accepted nor rejected in time (or iw_cm
+	 * dropped the request with its listener): the initiator has given
+	 * up too.  Reset the connection; the cep stays for a late
+	 * accept or reject (which then fail) or for device removal.
+	 */
+	if (cep->state == KIWI_CEP_REQ_RCVD)
+		kiwi_cep_release_sock(cep, true);
 	mutex_unlock(&cep->mutex);
 	kiwi_cep_put(cep);
 }
@@ -929,6 +950,8 @@ static void kiwi_cep_handshake_req(struct work_struct *work)
 			     f->ulp_pd, f->ulp_pd_len);
 	if (rv)		/* more pending requests than the backlog */
 		kiwi_cep_refuse(cep, false);
+	else
+		kiwi_cep_start_timer(cep);
 out:
 	mutex_unlock(&cep->mutex);
 	mutex_unlock(&lcep->mutex);
@@ -1240,6 +1263,10 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		rv = -ECONNRESET;	/* closed meanwhile (device removal) */
 		goto out;
 	}
+	kiwi_cep_stop_timer(cep);
+	rv = -ECONNRESET;
+	if (!cep->sock)		/* too late: the timer reset it */
+		goto fail;
 	/*
 	 * From here on a failure closes the connection: iw_cm goes back to
 	 * idle and never asks us again about this endpoint.
@@ -1310,7 +1337,7 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 		return -EINVAL;
 	kiwi_cep_get(cep);
 	mutex_lock(&cep->mutex);
-	if (cep->state == KIWI_CEP_REQ_RCVD) {
+	if (cep->state == KIWI_CEP_REQ_RCVD && cep->sock) {
 		n = kiwi_mpa_rep_build(&cep->res, true, pdata,
 				       pdata ? pdata_len : 0, cep->buf,
 				       sizeof(cep->buf));
@@ -1318,8 +1345,9 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
 		/* FIN after the Reply: the peer reads its reason first */
 		kiwi_cep_release_sock(cep, false);
-		kiwi_cep_finish(cep);
 	}
+	if (cep->state == KIWI_CEP_REQ_RCVD)
+		kiwi_cep_finish(cep);
 	mutex_unlock(&cep->mutex);
 	kiwi_cep_put(cep);
 	return rv;

@@ -548,6 +548,25 @@ fi
 rdma link del kiwi0
 counts_zero_after "after removal mid-handshake"
 
+# --- the netdev goes away under a live connection -----------------------
+rdma link add kiwi0 type kiwi netdev veth0
+$PEER rdma link add kiwi1 type kiwi netdev veth1
+rping_server peer 198.18.0.2 7015 $tmp/s15.log
+spid=$!
+wait_for 10 listening peer 198.18.0.2:7015
+rping -c -a 198.18.0.2 -p 7015 > $tmp/c15.log 2>&1 &
+cpid=$!
+if wait_for 20 ceps_are 3; then
+	tap_ok "a looping rping across namespaces is up"
+else
+	tap_fail "a looping rping across namespaces is up"
+	tap_diag "$(tail -5 $tmp/c15.log)"
+fi
+ip link del veth0
+reap $cpid 20
+reap $spid 20
+counts_zero_after "after deleting the veth pair under a connection (devices too)"
+
 echo 10000 > $params/connect_timeout_ms
 if dmesg | grep -E "kiwi.*leaked"; then
 	tap_fail "no leak reported"
