@@ -448,7 +448,9 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_flush_all(struct kiwi_qp *qp);
 void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
-/* tx.c */
+/* tx.c; kiwi_dp_init/exit belong in module init/exit (main.c) */
+int kiwi_dp_init(void);
+void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);

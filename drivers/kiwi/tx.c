@@ -27,11 +27,35 @@
 #define KIWI_TX_BUDGET_WORK	(512 * 1024)
 #define KIWI_TX_BUDGET_DIRECT	(64 * 1024)
 
+/*
+ * The engines' workqueue: high priority, and able to make progress under
+ * memory pressure (WQ_MEM_RECLAIM), since block storage (NVMe-oF) may
+ * write back through it.  Until main.c calls kiwi_dp_init(), the system
+ * high-priority workqueue serves.
+ */
+static struct workqueue_struct *kiwi_tx_wq;
+
+int kiwi_dp_init(void)
+{
+	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				     0);
+	return kiwi_tx_wq ? 0 : -ENOMEM;
+}
+
+/* after every device (and so every QP) is gone */
+void kiwi_dp_exit(void)
+{
+	if (kiwi_tx_wq)
+		destroy_workqueue(kiwi_tx_wq);
+	kiwi_tx_wq = NULL;
+}
+
 void kiwi_tx_kick(struct kiwi_qp *qp)
 {
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    !test_bit(KIWI_EF_TX_STOP, &qp->eflags))
-		queue_work(system_highpri_wq, &qp->tx_work);
+		queue_work(kiwi_tx_wq ? kiwi_tx_wq : system_highpri_wq,
+			   &qp->tx_work);
 }
 
 /* ---- payload cursor ---- */

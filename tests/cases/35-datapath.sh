@@ -40,14 +40,18 @@ set_crc() {
 
 # rping COUNT SIZE: server in the namespace, client verifies every buffer.
 rping_pair() {
-	local count=$1 size=$2 srv rc
+	local count=$1 size=$2 srv rc try
 	ip netns exec $ns timeout 120 rping -s -a $srv_ip -C "$count" \
 		-S "$size" -V > /tmp/dp-rping-srv.log 2>&1 &
 	srv=$!
-	sleep 2
-	timeout 120 rping -c -a $srv_ip -C "$count" -S "$size" -V -v \
-		> /tmp/dp-rping-cli.log 2>&1
-	rc=$?
+	# the server may take a while to listen on a loaded host: retry
+	for try in 1 2 3 4 5 6; do
+		sleep 2
+		timeout 120 rping -c -a $srv_ip -C "$count" -S "$size" -V -v \
+			> /tmp/dp-rping-cli.log 2>&1
+		rc=$?
+		grep -q 'REJECTED, error -111' /tmp/dp-rping-cli.log || break
+	done
 	wait $srv || rc=1
 	cat /tmp/dp-rping-srv.log /tmp/dp-rping-cli.log
 	[ $rc -eq 0 ] || return 1
