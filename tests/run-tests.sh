@@ -16,6 +16,9 @@
 # status is non-zero if anything failed.  KIWI_FULL=1 reaches the cases.
 # FUZZ_SECONDS overrides the fuzzing time per target; KIWI_CASES_DIR another
 # directory of VM cases (for testing the bench itself).
+# The body is one compound command, read whole before it runs, so that
+# editing this file cannot change a run that is under way.
+{
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -189,3 +192,5 @@ failed=$(grep -cE '^[^ ]+: not ok( |$)' "$all")
 echo "# suite took $(( $(date +%s) - t0 ))s; logs in $logs"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+exit
+}

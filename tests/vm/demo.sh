@@ -4,6 +4,9 @@
 # `make demo': build kiwi, boot the test VM and show what a user sees: two
 # kiwi devices on a veth pair, as listed by rdma and libibverbs, then their
 # removal.  Every command is printed before its output.
+# The body is one compound command, read whole before it runs, so that
+# editing this file cannot change a run that is under way.
+{
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -73,3 +76,5 @@ run rmmod kiwi
 veth_teardown
 echo
 echo "== demo: done"
+exit
+}

@@ -10,6 +10,9 @@
 # Markers "=== begin NAME" / "=== end NAME" let the host tell which case
 # was running if the guest dies; "=== abort NAME" means that case hung in
 # the kernel and the run stopped there.
+# The body is one compound command, read whole before it runs, so that
+# editing this file cannot change a run that is under way.
+{
 cd "${KIWI_ROOT:?}" || exit 1
 
 bad=$(<tests/vm/kernel-bad.ere)
@@ -95,3 +98,5 @@ for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	echo "=== end $name (status $rc, $(( $(date +%s) - start ))s)"
 done
 exit $failed
+exit
+}

@@ -3,6 +3,9 @@
 #
 # The bench tests itself: every way a run can go wrong must be reported as
 # a failure by vm-run.sh and guest-suite.sh.  Prints TAP; about a minute.
+# The body is one compound command, read whole before it runs, so that
+# editing this file cannot change a run that is under way.
+{
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,3 +89,5 @@ check "suite: a good case gets no failure line" \
 
 echo "1..$n"
 exit $failed
+exit
+}

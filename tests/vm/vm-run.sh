@@ -16,6 +16,9 @@
 # --run-dir-file F writes the run directory's path into F (for the suite).
 # KIWI_VM_MARGIN (default 120) is the host-side allowance in seconds for
 # boot and shutdown on top of --timeout before a silent guest is killed.
+# The body is one compound command, read whole before it runs, so that
+# editing this file cannot change a run that is under way.
+{
 set -uo pipefail
 
 usage() {
@@ -152,3 +155,5 @@ if [ -n "$badlines" ]; then
 fi
 rm -f "$run/cmd" "$run/env"
 exit "$rc"
+exit
+}
