@@ -1131,7 +1131,7 @@ static int send_some(int fd, const u8 *p, u32 len, long long deadline)
 		if (rv)
 			return rv;
 		off += n;
-		usleep(3000);
+		usleep(500);
 	}
 	return 0;
 }

@@ -19,9 +19,10 @@
 #                 one Request without C, which must be rejected)
 #   markers       kiwi mpa_markers=1, the adversary asks for Markers too and
 #                 for CRC (and sends one Marker that points wrong)
-#   chunked       a dozen scenarios with every frame in 5-byte segments
+#   chunked       six scenarios with every frame in 7-byte segments
 #   crc-peer      (KIWI_FULL=1) kiwi mpa_crc=off, the adversary asks for CRC
 #   markers-nocrc (KIWI_FULL=1) Markers both ways, no CRC
+#   chunked-all   (KIWI_FULL=1) most scenarios in 5-byte segments
 # Then: the victim saw each bad connection die (no receive completed
 # successfully, every posted receive flushed, a QP error event), saw none
 # of the MPA-level failures, and the valid control exchange worked; it
@@ -151,11 +152,14 @@ run_pass() {
 run_pass crc-off off off 0
 run_pass crc-required required on 0
 run_pass markers off on 1
-# every frame in 5-byte TCP segments: kiwi's parsers see them in pieces
-run_pass chunked off on 0 --chunk 5 --only mpa-bad-key,mpa-rev3,control,read-at-ird,peer-terminate,bad-crc,unknown-opcode,write-bounds,write-readonly,read-bad-stag,send-bad-msn,send-too-long
+# frames in 7-byte TCP segments: kiwi's parsers see them in pieces
+run_pass chunked off on 0 --chunk 7 \
+	--only mpa-rev3,control,bad-crc,unknown-opcode,write-bounds,send-too-long
 if [ "${KIWI_FULL:-0}" = 1 ]; then
 	run_pass crc-peer off on 0
 	run_pass markers-nocrc off off 1
+	run_pass chunked-all off on 0 --chunk 5 \
+		--only mpa-bad-key,mpa-pd-oversize,mpa-rev3,control,read-at-ird,peer-terminate,bad-crc,unknown-opcode,ddp-version,write-bad-key,write-bounds,write-readonly,read-bad-stag,read-bounds,send-bad-msn,send-no-recv,send-too-long
 fi
 
 # Give the victim time to see the last connections go, then stop it.
