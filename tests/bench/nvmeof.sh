@@ -150,9 +150,11 @@ rc=$?
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
 kernel=$(sed -n 's/^# kernel //p' "$csv.meta")
 python3 - "$csv" "$root/Documentation/benchmarks.md" "$doc" "$cpu" \
-	"$kernel" "$runs" "$runtime" "$(git -C "$root" rev-parse --short HEAD)" <<'EOF'
+	"$kernel" "$runs" "$runtime" \
+	"$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- drivers || echo ' with uncommitted driver changes'), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')" \
+	"$(awk '{ print $1 }' /proc/loadavg)" <<'EOF'
 import csv, statistics, sys, datetime, re
-path, docpath, dodoc, cpu, kernel, runs, runtime, rev = sys.argv[1:]
+path, docpath, dodoc, cpu, kernel, runs, runtime, rev, load = sys.argv[1:]
 rows = list(csv.DictReader(open(path)))
 tests = [("rand4k", "4 KiB random read", "IOPS"),
          ("seq128k", "128 KiB sequential read", "MiB/s")]
@@ -187,7 +189,8 @@ if dodoc != "1":
 	sys.exit(0)
 date = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")
 section = """<!-- nvmeof-results-begin -->
-Latest run: %s, kiwi %s, guest kernel %s, host CPU %s.
+Latest run: %s, kiwi at %s, guest kernel %s, host CPU %s
+(host load average %s when it ended).
 QEMU TCG (no KVM), 2 vCPUs shared by host and target: absolute numbers
 are those of an emulator; only the ratio, from alternating runs in one
 boot, means anything.  %s rounds per provider, %s s per fio run after a
@@ -195,7 +198,7 @@ boot, means anything.  %s rounds per provider, %s s per fio run after a
 tests/bench/out/).
 
 %s
-<!-- nvmeof-results-end -->""" % (date, rev, kernel, cpu, runs, runtime, table)
+<!-- nvmeof-results-end -->""" % (date, rev, kernel, cpu, load, runs, runtime, table)
 doc = open(docpath).read()
 doc, n = re.subn(r"<!-- nvmeof-results-begin -->.*<!-- nvmeof-results-end -->",
                  lambda m: section, doc, flags=re.S)
