@@ -66,11 +66,11 @@ run_pairing() {
 	local h=$1 hc=$2 t=$3 tc=$4 want label b0 b1 tx rx min ok=1 st
 	want=$(( $(nvmf_requests_crc "$h" "$hc" host) |
 		  $(nvmf_requests_crc "$t" "$tc" target) ))
-	label="$h${hc#-}"
-	[ "$hc" = - ] && label=$h
+	label=$h
+	[ "$hc" = - ] || label="$label($hc)"
 	label="$label host -> $t"
-	[ "$tc" = - ] || label="$label $tc"
-	label="$label target (crc $want)"
+	[ "$tc" = - ] || label="$label($tc)"
+	label="$label target, crc $want"
 
 	if [ "$h" = siwcrc ] || [ "$t" = siwcrc ]; then
 		if [ ! -f "$KIWI_SIW_CRC_KO" ]; then
@@ -97,7 +97,6 @@ run_pairing() {
 			tap_diag "kernel log:"
 			nvmf_dmesg_since_mark | tail -n 15 | sed 's/^/#   /'
 		}
-		# tap_check ran it in a subshell
 		NVMF_DEV=$(nvmf_ns_bdev)
 	fi
 	if [ $ok = 1 ]; then
@@ -111,7 +110,7 @@ run_pairing() {
 			nvmf_fio_verify v4k "$NVMF_DEV" "$size4k" 4k
 		tap_check "$label: fio 4-256 KiB random write + crc32c verify ($size)" \
 			nvmf_fio_verify vmix "$NVMF_DEV" "$size" 4k-256k \
-			--bs_unaligned=0 --offset=$((NVMF_SIZE_MB / 2))M
+			--offset=$((NVMF_SIZE_MB / 2))M
 		tap_check "$label: MPA reply crc=$want on every queue (on the wire)" \
 			nvmf_sniff_check $want
 		b1=$(nvmf_veth_bytes)
