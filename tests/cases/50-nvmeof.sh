@@ -39,9 +39,10 @@ if [ -n "${KIWI_NVMF_PAIRS:-}" ]; then
 elif [ "$full" = 1 ]; then
 	pairs="siw:-:siw:- siwcrc:-:siwcrc:-
 	       kiwi:off:kiwi:off kiwi:required:kiwi:required
-	       kiwi:preferred:kiwi:off kiwi:off:kiwi:required
+	       kiwi:preferred:kiwi:off kiwi:off:kiwi:preferred
+	       kiwi:off:kiwi:required
 	       kiwi:off:siw:- kiwi:required:siw:-
-	       siw:-:kiwi:off siw:-:kiwi:required
+	       siw:-:kiwi:off siw:-:kiwi:preferred siw:-:kiwi:required
 	       siwcrc:-:kiwi:off"
 else
 	pairs="siw:-:siw:-
@@ -64,13 +65,21 @@ cleanup_pairing() {
 # run_pairing HOST HCRC TARGET TCRC
 run_pairing() {
 	local h=$1 hc=$2 t=$3 tc=$4 want label b0 b1 tx rx min ok=1 st
-	want=$(( $(nvmf_requests_crc "$h" "$hc" host) |
-		  $(nvmf_requests_crc "$t" "$tc" target) ))
+	local hreq refused=0
+	hreq=$(nvmf_requests_crc "$h" "$hc" host)
+	want=$(( hreq | $(nvmf_requests_crc "$t" "$tc" target) ))
+	# kiwi's "required" responder refuses a Request without C
+	# (Documentation/cm.md): the connection must fail.
+	[ "$t" = kiwi ] && [ "$tc" = required ] && [ "$hreq" = 0 ] && refused=1
 	label=$h
 	[ "$hc" = - ] || label="$label($hc)"
 	label="$label host -> $t"
 	[ "$tc" = - ] || label="$label($tc)"
-	label="$label target, crc $want"
+	if [ $refused = 1 ]; then
+		label="$label target, refused (CRC required)"
+	else
+		label="$label target, crc $want"
+	fi
 
 	if [ "$h" = siwcrc ] || [ "$t" = siwcrc ]; then
 		if [ ! -f "$KIWI_SIW_CRC_KO" ]; then
@@ -89,6 +98,13 @@ run_pairing() {
 		      nvmf_link_add $NVMF_TGT_DEV $t veth1 ${tc#-}" || ok=0
 	[ $ok = 1 ] && { tap_check "$label: nvmet target on rdma port" \
 		nvmf_target_setup || ok=0; }
+	if [ $ok = 1 ] && [ $refused = 1 ]; then
+		nvmf_sniff_mark
+		tap_check_fails "$label: nvme connect fails" nvmf_connect
+		tap_check "$label: MPA Reply with R and C (on the wire)" \
+			nvmf_sniff_check_refused
+		ok=0
+	fi
 	if [ $ok = 1 ]; then
 		nvmf_sniff_mark
 		b0=$(nvmf_veth_bytes)

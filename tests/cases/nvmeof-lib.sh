@@ -441,6 +441,19 @@ nvmf_sniff_check() {
 	return 1
 }
 
+# nvmf_sniff_check_refused: since the mark, an MPA Reply with R (rejected)
+# and C (the responder wants CRC) was seen, and no accepting one.
+nvmf_sniff_check_refused() {
+	nvmf_wait 20 _nvmf_sniff_has_rep
+	if _nvmf_sniff_new | grep -q '^rep .* crc=1 .*reject=1' &&
+		! _nvmf_sniff_new | grep -q '^rep .*reject=0'; then
+		return 0
+	fi
+	echo "MPA frames seen (want a Reply with C and R, none accepting):"
+	_nvmf_sniff_new | head -n 20
+	return 1
+}
+
 # A passive capture on one netdev: Ethernet/IPv4/TCP, payloads that start
 # with an MPA Request or Reply key (RFC 5044 7.1): print its flags.
 _NVMF_SNIFF_PY='
