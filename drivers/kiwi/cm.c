@@ -92,6 +92,12 @@ struct kiwi_cep {
 	struct list_head lsocks;
 	struct list_head children;	/* children still reading their Request */
 	int backlog;
+	bool wildcard;			/* on kiwi_wild: follows the addresses */
+	bool v4too;			/* IPv6 wildcard covering IPv4 too */
+	sa_family_t family;
+	__be16 port;
+	struct list_head wild_entry;
+	struct work_struct resync_work;	/* an address was added */
 
 	/* passive connection */
 	struct kiwi_cep *parent;	/* referenced */
@@ -122,9 +128,13 @@ struct kiwi_lsock {
 	struct kiwi_cep *cep;		/* the listener outlives us */
 	struct socket *sock;
 	struct work_struct work;	/* accept loop */
+	struct sockaddr_storage addr;
 };
 
 static struct workqueue_struct *kiwi_cm_wq;
+/* wildcard listeners, for the address notifiers (which may be atomic) */
+static LIST_HEAD(kiwi_wild);
+static DEFINE_SPINLOCK(kiwi_wild_lock);
 static LIST_HEAD(kiwi_cm_devs);
 static DEFINE_MUTEX(kiwi_cm_devs_mutex);
 /* TCP's own sk_data_ready, for sockets cloned from our listeners */
@@ -376,6 +386,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 	INIT_LIST_HEAD(&cep->lsocks);
 	INIT_LIST_HEAD(&cep->children);
 	INIT_LIST_HEAD(&cep->child_entry);
+	INIT_LIST_HEAD(&cep->wild_entry);
 	INIT_WORK(&cep->event_work, kiwi_cep_event_work);
 	INIT_DELAYED_WORK(&cep->close_timer, kiwi_cep_close_timeout);
 	kiwi_obj_inc(KIWI_OBJ_CEP);
@@ -1064,6 +1075,7 @@ static int kiwi_lsock_add(struct kiwi_cep *lcep,
 	if (rv)
 		goto err;
 	ls->cep = lcep;
+	ls->addr = *addr;
 	INIT_WORK(&ls->work, kiwi_lsock_work);
 	write_lock_bh(&sk->sk_callback_lock);
 	if (!kiwi_tcp_data_ready)
@@ -1136,40 +1148,113 @@ static int kiwi_netdev_addrs(struct net_device *nd, int family, __be16 port,
 	return n;
 }
 
+static bool kiwi_lsock_has(struct kiwi_cep *lcep,
+			   const struct sockaddr_storage *addr)
+{
+	struct kiwi_lsock *ls;
+
+	list_for_each_entry(ls, &lcep->lsocks, entry)
+		if (!memcmp(&ls->addr, addr, kiwi_addr_len(addr)))
+			return true;
+	return false;
+}
+
 /*
- * A wildcard listener listens on each address the netdev has now: several
- * kiwi devices in one namespace may listen on the same port, each on its
- * own addresses.  Addresses added later are not covered.
+ * Under lcep->mutex: a wildcard listener listens on each address its
+ * netdev has (not on the wildcard itself: several kiwi devices in one
+ * namespace may listen on the same port, each on its own addresses).
+ * Run at listen time and again when the netdev gains an address.
  */
-static int kiwi_listen_wildcard(struct kiwi_cep *lcep, struct iw_cm_id *id)
+static int kiwi_listen_sync(struct kiwi_cep *lcep)
 {
 	struct net_device *nd = lcep->cdev->kdev->netdev;
-	const struct sockaddr_storage *la = &id->m_local_addr;
-	__be16 port = kiwi_addr_port(la);
 	struct sockaddr_storage *addrs;
 	int n = 0, i, rv = 0;
 
 	addrs = kcalloc(2 * KIWI_LISTEN_ADDRS, sizeof(*addrs), GFP_KERNEL);
 	if (!addrs)
 		return -ENOMEM;
-	if (la->ss_family == AF_INET6)
-		n = kiwi_netdev_addrs(nd, AF_INET6, port, addrs,
+	if (lcep->family == AF_INET6)
+		n = kiwi_netdev_addrs(nd, AF_INET6, lcep->port, addrs,
 				      KIWI_LISTEN_ADDRS);
-	/* an IPv6 wildcard also takes IPv4 unless the consumer said v6only */
-	if (la->ss_family == AF_INET || !id->afonly)
-		n += kiwi_netdev_addrs(nd, AF_INET, port, addrs + n,
+	if (lcep->family == AF_INET || lcep->v4too)
+		n += kiwi_netdev_addrs(nd, AF_INET, lcep->port, addrs + n,
 				       KIWI_LISTEN_ADDRS);
 	for (i = 0; i < n && !rv; i++)
-		rv = kiwi_lsock_add(lcep, &addrs[i], true);
+		if (!kiwi_lsock_has(lcep, &addrs[i]))
+			rv = kiwi_lsock_add(lcep, &addrs[i], true);
 	kfree(addrs);
 	return rv;
 }
+
+static void kiwi_listen_resync(struct work_struct *work)
+{
+	struct kiwi_cep *lcep = container_of(work, struct kiwi_cep,
+					     resync_work);
+
+	mutex_lock(&lcep->mutex);
+	/* a port taken meanwhile on the new address: that one is left out */
+	if (lcep->state == KIWI_CEP_LISTEN)
+		kiwi_listen_sync(lcep);
+	mutex_unlock(&lcep->mutex);
+	kiwi_cep_put(lcep);
+}
+
+/* An address appeared on nd: wildcard listeners on nd take it up. */
+static void kiwi_wild_kick(struct net_device *nd)
+{
+	struct kiwi_cep *lcep;
+	unsigned long flags;
+
+	spin_lock_irqsave(&kiwi_wild_lock, flags);
+	list_for_each_entry(lcep, &kiwi_wild, wild_entry) {
+		if (lcep->cdev->kdev->netdev != nd)
+			continue;
+		kiwi_cep_get(lcep);
+		if (!queue_work(kiwi_cm_wq, &lcep->resync_work))
+			kiwi_cep_put(lcep);
+	}
+	spin_unlock_irqrestore(&kiwi_wild_lock, flags);
+}
+
+static int kiwi_inetaddr_event(struct notifier_block *nb,
+			       unsigned long event, void *ptr)
+{
+	const struct in_ifaddr *ifa = ptr;
+
+	if (event == NETDEV_UP && ifa->ifa_dev)
+		kiwi_wild_kick(ifa->ifa_dev->dev);
+	return NOTIFY_DONE;
+}
+
+static int kiwi_inet6addr_event(struct notifier_block *nb,
+				unsigned long event, void *ptr)
+{
+	const struct inet6_ifaddr *ifp = ptr;
+
+	if (event == NETDEV_UP && ifp->idev)
+		kiwi_wild_kick(ifp->idev->dev);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kiwi_inetaddr_nb = {
+	.notifier_call = kiwi_inetaddr_event,
+};
+
+static struct notifier_block kiwi_inet6addr_nb = {
+	.notifier_call = kiwi_inet6addr_event,
+};
 
 /* Under lcep->mutex: stop listening; the sockets are freed by the caller. */
 static void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks)
 {
 	struct kiwi_cep *child;
 
+	if (lcep->wildcard) {
+		spin_lock_irq(&kiwi_wild_lock);
+		list_del_init(&lcep->wild_entry);
+		spin_unlock_irq(&kiwi_wild_lock);
+	}
 	list_splice_init(&lcep->lsocks, socks);
 	/* wake the children's handshakes: they see the listener is gone */
 	list_for_each_entry(child, &lcep->children, child_entry) {
@@ -1207,12 +1292,23 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	lcep->backlog = backlog > 0 ? backlog : 1;
 	lcep->cm_id = id;	/* no reference: destroy_listen comes first */
 
+	lcep->family = id->m_local_addr.ss_family;
+	lcep->port = kiwi_addr_port(&id->m_local_addr);
+	/* an IPv6 wildcard also takes IPv4 unless the consumer said v6only */
+	lcep->v4too = lcep->family == AF_INET6 && !id->afonly;
+	INIT_WORK(&lcep->resync_work, kiwi_listen_resync);
+
 	mutex_lock(&lcep->mutex);
 	lcep->state = KIWI_CEP_LISTEN;
-	if (kiwi_addr_any(&id->m_local_addr))
-		rv = kiwi_listen_wildcard(lcep, id);
-	else
+	if (kiwi_addr_any(&id->m_local_addr)) {
+		lcep->wildcard = true;
+		spin_lock_irq(&kiwi_wild_lock);
+		list_add_tail(&lcep->wild_entry, &kiwi_wild);
+		spin_unlock_irq(&kiwi_wild_lock);
+		rv = kiwi_listen_sync(lcep);
+	} else {
 		rv = kiwi_lsock_add(lcep, &id->m_local_addr, false);
+	}
 	if (rv) {
 		kiwi_cep_get(lcep);
 		kiwi_cep_unlisten(lcep, &socks);
@@ -1438,13 +1534,30 @@ void kiwi_cm_dev_del(struct kiwi_dev *kdev)
 
 int kiwi_cm_init(void)
 {
+	int rv;
+
 	/* unbound: handshakes block for up to connect_timeout_ms each */
 	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				     0);
-	return kiwi_cm_wq ? 0 : -ENOMEM;
+	if (!kiwi_cm_wq)
+		return -ENOMEM;
+	rv = register_inetaddr_notifier(&kiwi_inetaddr_nb);
+	if (rv)
+		goto err_wq;
+	rv = register_inet6addr_notifier(&kiwi_inet6addr_nb);
+	if (rv)
+		goto err_inet;
+	return 0;
+err_inet:
+	unregister_inetaddr_notifier(&kiwi_inetaddr_nb);
+err_wq:
+	destroy_workqueue(kiwi_cm_wq);
+	return rv;
 }
 
 void kiwi_cm_exit(void)
 {
+	unregister_inet6addr_notifier(&kiwi_inet6addr_nb);
+	unregister_inetaddr_notifier(&kiwi_inetaddr_nb);
 	destroy_workqueue(kiwi_cm_wq);
 }

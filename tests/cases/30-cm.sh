@@ -323,6 +323,13 @@ else
 	tap_diag "$(ss -ltn)" "$(cat $tmp/wild.log)"
 fi
 tap_check "a listener counts as a cep per device" ceps_are 2
+ip addr add 198.18.0.3/24 dev veth1
+if wait_for 10 listening - 198.18.0.3:7001; then
+	tap_ok "an address added to veth1 later is listened on too"
+else
+	tap_fail "an address added to veth1 later is listened on too"
+	tap_diag "$(ss -ltn)"
+fi
 python3 "$mpa" client 198.18.0.2 7001 --hold 1 > $tmp/c.log 2>&1
 expect $tmp/c.log "^reply key=ok rev=2 m=0 c=0 r=0 h=1 pdlen=4 p2p=1 rtr=write ird=[0-9]+ ord=8 " \
 	"wildcard listener on kiwi1 accepts: Reply rev 2, enhanced, p2p Write RTR, ORD cut to our IRD 8"
