@@ -12,6 +12,7 @@
 #   make bench-proto    user-space CRC32c and stream parser benchmark
 #   make test           the test suite (README's test command)
 #   make demo           boot the test VM and show kiwi devices
+#   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
 
 # The running kernel's headers when they exist, else the newest installed.
 KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
@@ -32,7 +33,7 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto test test-full demo
+	check unit fuzz bench-proto bench-nvmeof test test-full demo
 
 all: module provider
 
@@ -74,6 +75,10 @@ test-full:
 
 demo:
 	./tests/vm/demo.sh
+
+# NVMe-oF fio, kiwi to kiwi against siw to siw, alternating runs in one boot
+bench-nvmeof: module
+	./tests/bench/nvmeof.sh
 
 print-kdir:
 	@echo $(KDIR)
