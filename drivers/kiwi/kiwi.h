@@ -448,7 +448,7 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_flush_all(struct kiwi_qp *qp);
 void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
-/* tx.c; kiwi_dp_init/exit belong in module init/exit (main.c) */
+/* tx.c: the engines' workqueue, set up and torn down by main.c */
 int kiwi_dp_init(void);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);

@@ -318,19 +318,25 @@ static int __init kiwi_init(void)
 	debugfs_create_file("objects", 0444, kiwi_debugfs, NULL,
 			    &kiwi_objects_fops);
 
+	rv = kiwi_dp_init();
+	if (rv)
+		goto err_dp;
 	rv = kiwi_cm_init();
-	if (rv) {
-		debugfs_remove_recursive(kiwi_debugfs);
-		return rv;
-	}
+	if (rv)
+		goto err_cm;
 	rv = register_netdevice_notifier(&kiwi_netdev_nb);
-	if (rv) {
-		kiwi_cm_exit();
-		debugfs_remove_recursive(kiwi_debugfs);
-		return rv;
-	}
+	if (rv)
+		goto err_nb;
 	rdma_link_register(&kiwi_link_ops);
 	return 0;
+
+err_nb:
+	kiwi_cm_exit();
+err_cm:
+	kiwi_dp_exit();
+err_dp:
+	debugfs_remove_recursive(kiwi_debugfs);
+	return rv;
 }
 
 static void __exit kiwi_exit(void)
@@ -343,6 +349,8 @@ static void __exit kiwi_exit(void)
 	unregister_netdevice_notifier(&kiwi_netdev_nb);
 	/* after the devices: their removal waits for the CM's work */
 	kiwi_cm_exit();
+	/* every QP is gone, so no engine work can be queued any more */
+	kiwi_dp_exit();
 
 	for (i = 0; i < KIWI_OBJ_MAX; i++)
 		if (atomic_read(&kiwi_objs[i]))

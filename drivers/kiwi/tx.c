@@ -30,8 +30,7 @@
 /*
  * The engines' workqueue: high priority, and able to make progress under
  * memory pressure (WQ_MEM_RECLAIM), since block storage (NVMe-oF) may
- * write back through it.  Until main.c calls kiwi_dp_init(), the system
- * high-priority workqueue serves.
+ * write back through it.  Created at module load (kiwi_dp_init).
  */
 static struct workqueue_struct *kiwi_tx_wq;
 
@@ -54,8 +53,7 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 {
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    !test_bit(KIWI_EF_TX_STOP, &qp->eflags))
-		queue_work(kiwi_tx_wq ? kiwi_tx_wq : system_highpri_wq,
-			   &qp->tx_work);
+		queue_work(kiwi_tx_wq, &qp->tx_work);
 }
 
 /* ---- payload cursor ---- */

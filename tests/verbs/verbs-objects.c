@@ -763,15 +763,25 @@ static void case_qp(void)
 	   "SQ takes max_send_wr %u sends (%u), then ENOMEM",
 	   ia.cap.max_send_wr, n_sq);
 
-	/* No connection: RTR and RTS are out of reach. */
+	/*
+	 * No connection: RTS is out of reach.  RTR is bookkeeping only on
+	 * iWARP and librdmacm's rdma_accept() passes through it before the
+	 * connection exists, so INIT->RTR is allowed (as siw does); RTR->RTS
+	 * still needs the connection manager.
+	 */
 	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RTR;
-	ok(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == EINVAL,
-	   "modify INIT->RTR without a connection fails with EINVAL");
 	attr.qp_state = IBV_QPS_RTS;
 	ok(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == EINVAL,
 	   "modify INIT->RTS without a connection fails with EINVAL");
 	ok(qp_state(qp) == IBV_QPS_INIT, "QP still INIT");
+	attr.qp_state = IBV_QPS_RTR;
+	ok(!ibv_modify_qp(qp, &attr, IBV_QP_STATE),
+	   "modify INIT->RTR (as rdma_accept does) succeeds");
+	ok(qp_state(qp) == IBV_QPS_RTR, "query reports RTR");
+	attr.qp_state = IBV_QPS_RTS;
+	ok(ibv_modify_qp(qp, &attr, IBV_QP_STATE) == EINVAL,
+	   "modify RTR->RTS without a connection fails with EINVAL");
+	ok(qp_state(qp) == IBV_QPS_RTR, "QP still RTR");
 
 	/* Resources in use. */
 	ok(ibv_destroy_cq(e.scq) == EBUSY,
