@@ -126,6 +126,11 @@ done
 # The bench first proves that it reports every kind of failure.
 tap_stage bench 900 tests/vm/selftest.sh
 step vm "build the reference siw.ko (tests/vm/build-siw.sh)" tests/vm/build-siw.sh
+# The full matrix also pairs kiwi with a siw that asks for CRC.
+if [ -n "${KIWI_FULL:-}" ]; then
+	step vm "build the CRC-asking siw.ko (tests/bench/build-siw-crc.sh)" \
+		tests/bench/build-siw-crc.sh
+fi
 
 cases=()
 total=0
