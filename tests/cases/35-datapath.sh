@@ -5,9 +5,13 @@
 # The data path from user space, kiwi to kiwi across the veth pair with the
 # server in its own network namespace, MPA CRC off and required: rping
 # (Send, RDMA Read, RDMA Write; -V compares every ping buffer) with small
-# messages and with messages spanning several FPDUs, then perftest's
-# ib_write_bw, ib_read_bw and ib_send_bw (-R: rdma_cm).  Both sides must
-# exit 0, and kiwi's object counts return to zero afterwards.
+# messages, an odd size (buffers not page aligned), messages spanning
+# several FPDUs, then perftest's ib_write_bw, ib_read_bw and ib_send_bw
+# (-R: rdma_cm).  Both sides must exit 0, and kiwi's object counts return
+# to zero afterwards.  rping does not check the peer's advertised length
+# against its own buffer: a server left at the default -S (64) must fail
+# the client's -S 1000 Read into its 64 B MR with IB_WC_LOC_PROT_ERR (4),
+# as siw does.
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwidp
@@ -59,6 +63,23 @@ rping_pair() {
 	[ "$(grep -c '^ping data: ' /tmp/dp-rping-cli.log)" -eq "$count" ]
 }
 
+# A server Read larger than its sink MR: a local protection error.
+rping_short_sink() {
+	local srv try
+	ip netns exec $ns timeout 60 rping -s -a $srv_ip -C 1 \
+		> /tmp/dp-rping-srv.log 2>&1 &
+	srv=$!
+	for try in 1 2 3 4 5 6; do
+		sleep 2
+		timeout 60 rping -c -a $srv_ip -C 1 -S 1000 -v \
+			> /tmp/dp-rping-cli.log 2>&1
+		grep -q 'REJECTED, error -111' /tmp/dp-rping-cli.log || break
+	done
+	wait $srv
+	cat /tmp/dp-rping-srv.log /tmp/dp-rping-cli.log
+	grep -q 'cq completion failed status 4' /tmp/dp-rping-srv.log
+}
+
 # perftest TOOL: bandwidth test over rdma_cm, both sides must succeed.
 perf_pair() {
 	local tool=$1 srv rc
@@ -81,12 +102,17 @@ kiwi_provider_env
 for crc in off required; do
 	tap_check "mpa_crc=$crc on both devices" set_crc $crc
 	tap_check "rping 64 B x 10, verified (crc $crc)" rping_pair 10 64
+	tap_check "rping 1000 B x 3, unaligned buffers (crc $crc)" \
+		rping_pair 3 1000
 	tap_check "rping 6000 B x 5, several FPDUs, verified (crc $crc)" \
 		rping_pair 5 6000
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		tap_check "$t -R 64 KiB x 50 (crc $crc)" perf_pair $t
 	done
 done
+
+tap_check "server at 64 B, client at 1000 B: Read fails with status 4" \
+	rping_short_sink
 
 cleanup
 tap_check "object counts back to zero" kiwi_counts_zero
