@@ -151,12 +151,6 @@ int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return 0;
 }
 
-/*
- * kiwi-abi.h gives inline data the whole SGE area; its byte count travels
- * in the SQE's 32-bit field after inval_stag.
- */
-#define KIWI_SQE_INLINE_LEN(sqe)	((sqe)->inline_len)
-
 static int kiwi_sqe_opcode(const struct ibv_send_wr *wr, uint8_t *op)
 {
 	switch (wr->opcode) {
@@ -213,7 +207,7 @@ static int kiwi_build_sqe(struct kiwi_qp *qp, const struct ibv_send_wr *wr,
 	sqe->rkey = 0;
 	sqe->raddr = 0;
 	sqe->inval_stag = 0;
-	KIWI_SQE_INLINE_LEN(sqe) = 0;
+	sqe->inline_len = 0;
 
 	switch (op) {
 	case KIWI_OP_READ:
@@ -258,7 +252,7 @@ static int kiwi_build_sqe(struct kiwi_qp *qp, const struct ibv_send_wr *wr,
 		}
 		*flags |= KIWI_WQE_INLINE;
 		sqe->num_sge = 0;
-		KIWI_SQE_INLINE_LEN(sqe) = (uint32_t)total;
+		sqe->inline_len = (uint32_t)total;
 		return 0;
 	}
 
