@@ -36,38 +36,9 @@
 
 #include "kiwi_proto.h"
 #include "common.h"
+#include "kiwi-tap.h"
 
 /* ---- small helpers ---- */
-
-static int tap_n, tap_failed;
-
-static void __attribute__((format(printf, 2, 3)))
-tap(int good, const char *fmt, ...)
-{
-	va_list ap;
-
-	tap_n++;
-	if (!good)
-		tap_failed++;
-	printf("%sok %d - ", good ? "" : "not ", tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 struct buf {
 	u8 *p;
@@ -1212,15 +1183,15 @@ static void live_mpa(struct run *r, int fd, const char *label)
 		snprintf(what, sizeof(what), "an MPA Reply with R (%s)",
 			 kiwi_err_desc(r->s->err)->name);
 	if (got.len == r->exp.len && !memcmp(got.p, r->exp.p, got.len)) {
-		tap(1, "%s: %s: kiwi sends %s, byte for byte", label,
+		tap_ok(1, "%s: %s: kiwi sends %s, byte for byte", label,
 		    r->s->what, what);
 	} else {
-		tap(0, "%s: %s: kiwi sends %s, byte for byte", label,
+		tap_ok(0, "%s: %s: kiwi sends %s, byte for byte", label,
 		    r->s->what, what);
 		hexdump("expected", r->exp.p, r->exp.len, 0);
 		hexdump("received", got.p, got.len, 0);
 	}
-	tap(e == END_EOF || e == END_RST,
+	tap_ok(e == END_EOF || e == END_RST,
 	    "%s: then the connection is closed (%s)", label, end_name(e));
 	buf_free(&req);
 	buf_free(&got);
@@ -1283,7 +1254,7 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	if (r->s->out == OUT_OK) {
 		bool same = used == exp_rep.len && !memcmp(got.p, exp_rep.p, used);
 
-		tap(!rv && same,
+		tap_ok(!rv && same,
 		    "%s: MPA Reply (rev 2, enhanced, p2p Write RTR, CRC %s, IRD/ORD %u/%u, victim's private data) byte for byte",
 		    label, r->res.crc ? "on" : "off", r->kiwi.ird,
 		    r->kiwi.ord);
@@ -1294,8 +1265,8 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	}
 	if (rv) {
 		hexdump("received", got.p, got.len, 0);
-		tap(0, "%s: %s: %s, byte for byte", label, r->s->what, what);
-		tap(0, "%s: then the connection is closed", label);
+		tap_ok(0, "%s: %s: %s, byte for byte", label, r->s->what, what);
+		tap_ok(0, "%s: then the connection is closed", label);
 		goto out;
 	}
 	/* keep only what follows the Reply */
@@ -1303,7 +1274,7 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	got.len -= used;
 
 	if (build_fpdus(r, &out)) {
-		tap(0, "%s: %s: cannot build the FPDUs against this victim",
+		tap_ok(0, "%s: %s: cannot build the FPDUs against this victim",
 		    label, r->s->what);
 		goto out;
 	}
@@ -1344,14 +1315,14 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 		if (nresp)
 			diag("%u valid Read Response FPDUs (the RO MR's bytes) came first",
 			     nresp);
-		tap(!bad, "%s: %s: %s%s", label, r->s->what, what,
+		tap_ok(!bad, "%s: %s: %s%s", label, r->s->what, what,
 		    r->s->out == OUT_OK ? "" : ", byte for byte");
 		if (bad) {
 			check_stream(r, got.p, got.len, true, NULL);
 			diag("kiwi's stream ended with %s", end_name(e));
 		}
 	}
-	tap(e == END_EOF || e == END_RST,
+	tap_ok(e == END_EOF || e == END_RST,
 	    "%s: then the connection is closed (%s)", label, end_name(e));
 out:
 	buf_free(&req);
@@ -1393,7 +1364,7 @@ static int live(const struct opts *o)
 		run_init(&r, o, s);
 		fd = dial(o, s->small_rcvbuf);
 		if (fd < 0) {
-			tap(0, "%s: connect to %s:%d: %s", label, o->addr,
+			tap_ok(0, "%s: connect to %s:%d: %s", label, o->addr,
 			    o->port, strerror(-fd));
 			continue;
 		}
@@ -1556,7 +1527,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 
 		s->mpa(&r, &req);
 		err = mpa_model(&r, &req, &reply);
-		tap(err == s->err, "%s: the core, as kiwi's CM, finds %s (wanted %s)",
+		tap_ok(err == s->err, "%s: the core, as kiwi's CM, finds %s (wanted %s)",
 		    label, kiwi_err_desc(err)->name,
 		    kiwi_err_desc(s->err)->name);
 		if (s->out == OUT_CLOSE) {
@@ -1572,7 +1543,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			       KIWI_ERR_MPA_REJECTED;
 			free(pp);
 		}
-		tap(good, "%s: expected answer: %s", label,
+		tap_ok(good, "%s: expected answer: %s", label,
 		    s->out == OUT_CLOSE ? "none, close" :
 		    "an MPA Reply with R the core decodes as a reject");
 		goto out;
@@ -1585,7 +1556,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 	kiwi_mpa_parser_init(pp, true);
 	if (err || kiwi_mpa_parse(pp, reply.p, reply.len, &used) != 1 ||
 	    kiwi_mpa_connect(&r.my, &pp->f, &r.res)) {
-		tap(0, "%s: the MPA exchange succeeds", label);
+		tap_ok(0, "%s: the MPA exchange succeeds", label);
 		free(pp);
 		goto out;
 	}
@@ -1606,7 +1577,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 		free(kp);
 
 		if (build_fpdus(&r, &stream)) {
-			tap(0, "%s: frames build", label);
+			tap_ok(0, "%s: frames build", label);
 			goto out;
 		}
 		{
@@ -1618,11 +1589,11 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 		}
 		err = model_stream(&m, stream.p, stream.len, bad, &bad_len, &n);
 		if (s->out == OUT_OK || s->out == OUT_SILENT) {
-			tap(err == KIWI_OK && n == s->nfpdu + !o->no_p2p,
+			tap_ok(err == KIWI_OK && n == s->nfpdu + !o->no_p2p,
 			    "%s: every FPDU passes the core and the model (%u FPDUs, %s)",
 			    label, n, kiwi_err_desc(err)->name);
 		} else {
-			tap(err == s->err,
+			tap_ok(err == s->err,
 			    "%s: the core and the model, as kiwi's receiver, find %s (wanted %s)",
 			    label, kiwi_err_desc(err)->name,
 			    kiwi_err_desc(s->err)->name);
@@ -1646,12 +1617,12 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 		}
 	}
 	if (s->out == OUT_OK || s->out == OUT_SILENT) {
-		tap(mine.len == r.exp_rresp.len &&
+		tap_ok(mine.len == r.exp_rresp.len &&
 		    !memcmp(mine.p, r.exp_rresp.p, mine.len),
 		    "%s: the expected Read Responses are what the model sends",
 		    label);
 	} else {
-		tap(mine.len == r.exp.len && !memcmp(mine.p, r.exp.p, mine.len),
+		tap_ok(mine.len == r.exp.len && !memcmp(mine.p, r.exp.p, mine.len),
 		    "%s: the expected %s is what the model sends", label,
 		    term_desc(s->err, what, sizeof(what)));
 	}
@@ -1672,7 +1643,7 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 							false, NULL) != 0;
 		else	/* silence expected: one stray byte is refused */
 			caught = check_stream(&r, zeros, 1, false, NULL) != 0;
-		tap(okay && caught,
+		tap_ok(okay && caught,
 		    "%s: the checker accepts the expected bytes and refuses them with any byte altered or cut",
 		    label);
 	}

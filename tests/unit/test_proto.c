@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kiwi_proto.h"
-#include "tap.h"
+#include "kiwi-tap.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -341,7 +341,7 @@ static void test_err_table(void)
 		    d->ecode != rfc[i].ecode || d->hdrs != rfc[i].hdrs ||
 		    d->errnum <= 0) {
 			bad++;
-			tap_diag("mismatch: %s", d->name);
+			diag("mismatch: %s", d->name);
 		}
 	}
 	for (i = 0; i < KIWI_ERR_MAX; i++)
@@ -1635,8 +1635,8 @@ int main(void)
 	test_roundtrip();
 	test_mpa_frames();
 	test_mpa_negotiation();
-	tap_diag("%d passed, %d failed", tap_n - tap_fail, tap_fail);
+	diag("%d passed, %d failed", tap_n - tap_failed, tap_failed);
 	if (!getenv("KIWI_TAP_NOPLAN"))
 		printf("1..%d\n", tap_n);
-	return tap_fail ? 1 : 0;
+	return tap_failed ? 1 : 0;
 }

@@ -31,41 +31,12 @@
 #include <infiniband/verbs.h>
 
 #include "kiwi-abi.h"
+#include "kiwi-tap.h"
 
 #define OBJECTS_FILE	"/sys/kernel/debug/kiwi/objects"
 
 static const char *dev_name = "kiwi0";
 static const char *net_name = "veth0";
-static int n_tests, n_failed;
-
-static void __attribute__((format(printf, 2, 3)))
-ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %d - ", cond ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
 /* errno after a creation verb that must fail; destroys a wrong success. */
 #define EXPECT_NULL_ERRNO(obj, destroy, want, what)			\
 	do {								\
@@ -1236,7 +1207,5 @@ int main(int argc, char **argv)
 	case_srq();
 	case_sigkill();
 
-	printf("1..%d\n", n_tests);
-	printf("# %d passed, %d failed\n", n_tests - n_failed, n_failed);
-	return n_failed ? 1 : 0;
+	return tap_end();
 }
