@@ -52,6 +52,8 @@ _Static_assert(sizeof(struct kiwi_sqe) == 128, "SQ slot size");
 _Static_assert(sizeof(struct kiwi_rqe) == 128, "RQ slot size");
 _Static_assert(sizeof(struct kiwi_cqe) == 32, "CQ slot size");
 _Static_assert(sizeof(struct kiwi_cq_ctrl) == 64, "CQ control size");
+_Static_assert(sizeof(struct kiwi_sq_ctrl) == 64, "SQ control size");
+_Static_assert(sizeof(struct kiwi_rq_ctrl) == 64, "RQ control size");
 
 struct kiwi_device {
 	struct kiwi_verbs_device vdev;
@@ -99,6 +101,7 @@ struct kiwi_qp {
 	struct kiwi_ring rq;	/* rq.map == NULL with an SRQ */
 	struct kiwi_sqe *sqe;
 	struct kiwi_rqe *rqe;
+	struct kiwi_sq_ctrl *sq_ctrl;	/* after the last SQ slot */
 };
 
 static inline struct kiwi_context *kiwi_ctx(struct ibv_context *c)

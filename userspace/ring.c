@@ -313,8 +313,8 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct kiwi_qp *qp = kiwi_qp(ibqp);
 	struct kiwi_ring *sq = &qp->sq;
 	struct ibv_send_wr *first = wr;
-	unsigned int posted = 0;
-	int err = 0;
+	unsigned int posted = 0, kept;
+	int err = 0, db;
 
 	/*
 	 * A QP in RESET has no queues.  Later states are the kernel's to
@@ -352,17 +352,25 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (err)
 		*bad_wr = wr;
-	if (posted) {
-		int db = kiwi_ring_doorbell(qp);
-		unsigned int kept = db ? kiwi_sq_unpost(qp, posted) : posted;
-
-		/* The first WR taken back is where the failure lies. */
-		if (kept < posted) {
-			for (wr = first; kept--; wr = wr->next)
-				;
-			*bad_wr = wr;
-			err = db;
-		}
+	if (!posted)
+		return err;
+	/*
+	 * Doorbell only when the kernel's engine is not certain to look at
+	 * the SQ again.  The fence orders our VALID stores before the load
+	 * of engine_busy; the kernel clears the word, fences and re-reads
+	 * the slot, so one side always sees the other (kiwi-abi.h).
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->sq_ctrl->engine_busy, __ATOMIC_RELAXED))
+		return err;
+	db = kiwi_ring_doorbell(qp);
+	kept = db ? kiwi_sq_unpost(qp, posted) : posted;
+	/* The first WR taken back is where the failure lies. */
+	if (kept < posted) {
+		for (wr = first; kept--; wr = wr->next)
+			;
+		*bad_wr = wr;
+		err = db;
 	}
 	return err;
 }

@@ -213,6 +213,7 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 	}
 	qp->id = resp.drv.qp_id;
 	qp->sqe = qp->sq.map;
+	qp->sq_ctrl = (struct kiwi_sq_ctrl *)(qp->sqe + qp->sq.num);
 	qp->rqe = qp->rq.map;
 	qp->sq_sig_all = attr->sq_sig_all;
 	/* Validate posts against what the kernel granted, never beyond the

@@ -38,6 +38,8 @@ enum kiwi_obj {
 
 void kiwi_obj_inc(enum kiwi_obj obj);
 void kiwi_obj_dec(enum kiwi_obj obj);
+/* user SQ doorbells received, in debugfs (kiwi/doorbells) */
+void kiwi_doorbell_count(void);
 
 struct kiwi_dev {
 	struct ib_device ibdev;
@@ -244,6 +246,7 @@ struct kiwi_txs {
 	struct kiwi_hdr term;		/* Terminate to send (KIWI_EF_TERM) */
 	bool term_queued;		/* it is in the batch */
 	bool more;			/* more FPDUs wait: MSG_MORE */
+	bool ord_wait;			/* the next SQE waits for Reads */
 	struct kiwi_cur rr;		/* Read Response source */
 	u8 fbuf[KIWI_TX_FBUF];
 };
@@ -453,6 +456,7 @@ int kiwi_dp_init(void);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
+void kiwi_tx_busy_clear(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 void kiwi_tx_write_space(struct sock *sk);
 

@@ -102,6 +102,24 @@ void kiwi_obj_dec(enum kiwi_obj obj)
 
 static struct dentry *kiwi_debugfs;
 
+/*
+ * How often the provider rang an SQ doorbell, all devices together: tests
+ * show with it that posts to a busy engine need none.
+ */
+static atomic64_t kiwi_doorbells = ATOMIC64_INIT(0);
+
+void kiwi_doorbell_count(void)
+{
+	atomic64_inc(&kiwi_doorbells);
+}
+
+static int kiwi_doorbells_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%lld\n", (long long)atomic64_read(&kiwi_doorbells));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kiwi_doorbells);
+
 static int kiwi_objects_show(struct seq_file *m, void *unused)
 {
 	int i;
@@ -317,6 +335,8 @@ static int __init kiwi_init(void)
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
 	debugfs_create_file("objects", 0444, kiwi_debugfs, NULL,
 			    &kiwi_objects_fops);
+	debugfs_create_file("doorbells", 0444, kiwi_debugfs, NULL,
+			    &kiwi_doorbells_fops);
 
 	rv = kiwi_dp_init();
 	if (rv)

@@ -183,6 +183,8 @@ static void kiwi_flush_sq(struct kiwi_qp *qp)
 	struct kiwi_sqe *sqe;
 	u32 n;
 
+	/* later posts ring the doorbell, which flushes them */
+	kiwi_tx_busy_clear(qp);
 	for (n = 0; n < qp->sq.num; n++) {
 		sqe = kiwi_ring_slot(&qp->sq, qp->sq_cons);
 		if (!(kiwi_slot_flags(&sqe->flags) & KIWI_WQE_VALID))
@@ -318,6 +320,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
 	qp->state = new;
+	if (new != IB_QPS_RTS)
+		kiwi_tx_busy_clear(qp);
 	if (new == IB_QPS_ERR) {
 		kiwi_flush_sq(qp);
 		if (qp->rq.num)
@@ -581,6 +585,8 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
+	if (qp->user)
+		kiwi_doorbell_count();
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_ERR) {

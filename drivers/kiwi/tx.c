@@ -56,6 +56,74 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 		queue_work(kiwi_tx_wq, &qp->tx_work);
 }
 
+/* ---- doorbell elision (kiwi_sq_ctrl.engine_busy, see kiwi-abi.h) ---- */
+
+/*
+ * The engine will look at the SQ again by itself: the provider may skip
+ * the doorbell.  Only in states where the engine can take SQEs, so that
+ * every post into a QP that needs the kernel's attention rings (qp->lock
+ * orders this against the state changes that clear the word).  Returns
+ * whether the word was set.
+ */
+static bool kiwi_tx_busy_set(struct kiwi_qp *qp)
+{
+	struct kiwi_sq_ctrl *ctrl = kiwi_ring_ctrl(&qp->sq);
+	unsigned long flags;
+	bool busy;
+
+	if (!qp->user)
+		return false;
+	spin_lock_irqsave(&qp->lock, flags);
+	busy = qp->state == IB_QPS_RTS &&
+	       test_bit(KIWI_EF_ON, &qp->eflags) &&
+	       !test_bit(KIWI_EF_TX_STOP, &qp->eflags) &&
+	       !test_bit(KIWI_EF_HOLD, &qp->eflags) &&
+	       !test_bit(KIWI_EF_RX_DEAD, &qp->eflags) &&
+	       !test_bit(KIWI_EF_TERM, &qp->eflags);
+	if (busy)
+		WRITE_ONCE(ctrl->engine_busy, 1);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return busy;
+}
+
+/*
+ * From now on posts ring the doorbell.  The barrier orders the store
+ * before the caller's next look at the SQ slots; the provider orders its
+ * slot store before its load of the word the same way, so one of the two
+ * sees the other (no post is left without a doorbell or an engine).
+ */
+void kiwi_tx_busy_clear(struct kiwi_qp *qp)
+{
+	struct kiwi_sq_ctrl *ctrl = kiwi_ring_ctrl(&qp->sq);
+
+	if (!qp->user || !qp->sq.mem)
+		return;
+	WRITE_ONCE(ctrl->engine_busy, 0);
+	/* the word before any later look at the slots */
+	smp_mb();
+}
+
+/*
+ * The engine found nothing to do and stops: clear the word, then look at
+ * the next SQ slot once more.  True if the engine may stop; false if a
+ * post slipped in while the word was still set, and the engine goes on.
+ */
+static bool kiwi_tx_idle(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *slot;
+	unsigned long flags;
+	bool posted;
+
+	if (!qp->user)
+		return true;
+	kiwi_tx_busy_clear(qp);
+	spin_lock_irqsave(&qp->lock, flags);
+	slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
+	posted = kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return !posted || !kiwi_tx_busy_set(qp);
+}
+
 /* ---- payload cursor ---- */
 
 /* contiguous bytes at the cursor, at most max; 0 at the end */
@@ -386,6 +454,7 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	u8 st;
 
 	spin_lock_irqsave(&qp->lock, flags);
+	qp->txs->ord_wait = false;
 	if (qp->state != IB_QPS_RTS)
 		goto none;
 	slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
@@ -394,12 +463,15 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	/* one copy of a slot the process may still scribble on */
 	memcpy(&w->sqe, slot, sizeof(w->sqe));
 	reads = qp->ord_head - qp->ord_tail;
+	/* parked: rx kicks the engine when a Read completes */
+	qp->txs->ord_wait = true;
 	if (reads && (w->sqe.flags & (KIWI_WQE_READ_FENCE |
 				      KIWI_WQE_LOCAL_FENCE)))
 		goto none;
 	if ((w->sqe.opcode == KIWI_OP_READ ||
 	     w->sqe.opcode == KIWI_OP_READ_LOCAL_INV) && reads >= qp->ord_max)
 		goto none;
+	qp->txs->ord_wait = false;
 	kiwi_slot_set(&slot->flags, 0);
 	qp->sq_cons++;
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -662,6 +734,12 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	    test_bit(KIWI_EF_TX_STOP, &qp->eflags))
 		return;
 	clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+	/*
+	 * Busy from here on, except where the loop stops looking at the SQ:
+	 * a wait for write space or ORD credit and the budget's re-kick
+	 * come back by themselves; all other ways out clear it.
+	 */
+	kiwi_tx_busy_set(qp);
 	for (;;) {
 		if (txs->niov) {
 			sent += txs->bytes;
@@ -674,32 +752,35 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 					kiwi_cm_llp_event(qp->cep,
 							  KIWI_LLP_RESET);
 				kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
-				return;
+				break;
 			}
 			if (txs->term_queued) {
 				set_bit(KIWI_EF_TERM_SENT, &qp->eflags);
 				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
 				kiwi_cm_llp_event(qp->cep,
 						  KIWI_LLP_TERMINATE_SENT);
-				return;
+				break;
 			}
 		}
 		if (test_bit(KIWI_EF_TERM, &qp->eflags)) {
 			kiwi_tx_term(qp);
 			if (!txs->term_queued)
-				return;
+				break;
 			continue;
 		}
 		if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags) ||
 		    test_bit(KIWI_EF_HOLD, &qp->eflags))
-			return;
+			break;
 		if (sent >= budget) {
 			kiwi_tx_kick(qp);	/* let others run */
 			return;
 		}
-		if (kiwi_batch_fill(qp) <= 0 && !txs->niov)
-			return;
+		if (kiwi_batch_fill(qp) <= 0 && !txs->niov) {
+			if (txs->ord_wait || kiwi_tx_idle(qp))
+				return;
+		}
 	}
+	kiwi_tx_busy_clear(qp);
 }
 
 void kiwi_tx_work(struct work_struct *work)

@@ -147,8 +147,24 @@ struct kiwi_cq_ctrl {
 	__u32 reserved[15];
 };
 
+/*
+ * engine_busy (kernel -> provider): non-zero while kiwi.ko's send engine
+ * is certain to look at the SQ again without being told, so a post needs
+ * no doorbell.  Protocol, without a lost wakeup: the provider publishes its
+ * slots (release store of VALID), issues a full barrier, then loads
+ * engine_busy and rings the doorbell (POST_SEND without WRs) only if it
+ * reads 0.  The kernel, whenever its engine stops looking, stores 0, issues
+ * a full barrier and re-reads the next slot's VALID bit, resuming if set.
+ * Whenever posting needs the kernel's attention (QP not in RTS, flushes in
+ * ERR, Terminate, teardown) the word is 0.
+ *
+ * Added within ABI version 1: the word used to be reserved and always 0,
+ * so a new provider on an older kernel always rings (as before), and an
+ * older provider ignores the word and always rings; both are correct.
+ */
 struct kiwi_sq_ctrl {
-	__u32 reserved[16];
+	__u32 engine_busy;
+	__u32 reserved[15];
 };
 
 struct kiwi_rq_ctrl {
