@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 300
+#
+# The kernel-bypass fast path, kiwi to kiwi across the veth pair with the
+# server's device in its own network namespace: tests/verbs/build/fastpath
+# connects QPs with librdmacm in one process and checks doorbell elision
+# (kiwi's debugfs doorbell counter), inline data, posting from several
+# threads on one QP, RQ and SRQ, two QPs on one SRQ and completion events
+# through a channel.  MPA CRC off, then required.  Its TAP lines are
+# re-numbered into this script's; kiwi's object counts return to zero.
+. "$(dirname "$0")/lib.sh"
+
+bin=$KIWI_ROOT/tests/verbs/build/fastpath
+ns=kiwifp
+srv_ip=198.18.0.2
+
+cleanup() {
+	ip netns exec $ns rdma link del kiwifp1 2>/dev/null
+	rdma link del kiwifp0 2>/dev/null
+	ip netns del $ns 2>/dev/null
+	veth_teardown
+}
+
+setup() {
+	kiwi_load &&
+	veth_setup &&
+	ip netns add $ns &&
+	ip link set veth1 netns $ns &&
+	ip netns exec $ns ip addr add $srv_ip/24 dev veth1 &&
+	ip netns exec $ns ip link set veth1 up &&
+	ip netns exec $ns ip link set lo up &&
+	rdma link add kiwifp0 type kiwi netdev veth0 &&
+	ip netns exec $ns rdma link add kiwifp1 type kiwi netdev veth1
+}
+
+set_crc() {
+	echo "$1" > /sys/class/infiniband/kiwifp0/mpa_crc &&
+	echo "$1" > /sys/class/infiniband/kiwifp1/mpa_crc
+}
+
+# Run the program; its TAP lines become this script's, prefixed.
+run_fastpath() {
+	local crc=$1 line rc
+	timeout 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1 > /tmp/fp.log 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*" - "*) tap_ok "crc $crc: ${line#* - }" ;;
+		"not ok "*" - "*) tap_fail "crc $crc: ${line#* - }" ;;
+		"#"*) echo "$line" ;;
+		1..*) ;;
+		*) tap_diag "$line" ;;
+		esac
+	done < /tmp/fp.log
+	[ $rc -eq 0 ] || tap_fail "crc $crc: fastpath exit status $rc"
+}
+
+if [ -x "$bin" ]; then
+	tap_ok "test program built"
+else
+	tap_fail "test program built (make -C tests/verbs)"
+	tap_done
+fi
+cleanup
+tap_check "setup: kiwi devices on both ends of the veth, server in a netns" setup
+kiwi_provider_env
+
+for crc in off required; do
+	tap_check "mpa_crc=$crc on both devices" set_crc $crc
+	run_fastpath $crc
+done
+
+cleanup
+tap_check "object counts back to zero" kiwi_counts_zero
+tap_done
