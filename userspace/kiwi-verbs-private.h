@@ -388,15 +388,23 @@ _Static_assert(offsetof(struct kiwi_verbs_context_ops, poll_cq) ==
 	       75 * KIWI_PTR,
 	       "verbs_context_ops order");
 /* The library's ibv_cmd_* helpers compute the driver-data offset from their
- * own struct sizes: ours must have no padding. */
-_Static_assert(sizeof(struct kiwi_ibv_create_cq) ==
-	       sizeof(struct ib_uverbs_cmd_hdr) +
-	       sizeof(struct ib_uverbs_create_cq), "create_cq cmd");
-_Static_assert(sizeof(struct kiwi_ibv_create_qp) ==
-	       sizeof(struct ib_uverbs_cmd_hdr) +
-	       sizeof(struct ib_uverbs_create_qp), "create_qp cmd");
-_Static_assert(sizeof(struct kiwi_ibv_get_context) ==
-	       sizeof(struct ib_uverbs_cmd_hdr) +
-	       sizeof(struct ib_uverbs_get_context), "get_context cmd");
+ * own struct sizes: ours must have no padding, for every command we pass. */
+#define KIWI_CMD_ASSERT(_name)						\
+	_Static_assert(sizeof(struct kiwi_ibv_##_name) ==		\
+		       sizeof(struct ib_uverbs_cmd_hdr) +		\
+		       sizeof(struct ib_uverbs_##_name) &&		\
+		       offsetof(struct kiwi_ibv_##_name, core) ==	\
+		       sizeof(struct ib_uverbs_cmd_hdr), #_name " cmd")
+KIWI_CMD_ASSERT(get_context);
+KIWI_CMD_ASSERT(query_port);
+KIWI_CMD_ASSERT(alloc_pd);
+KIWI_CMD_ASSERT(reg_mr);
+KIWI_CMD_ASSERT(create_cq);
+KIWI_CMD_ASSERT(create_qp);
+KIWI_CMD_ASSERT(query_qp);
+KIWI_CMD_ASSERT(modify_qp);
+KIWI_CMD_ASSERT(create_srq);
+KIWI_CMD_ASSERT(modify_srq);
+KIWI_CMD_ASSERT(query_srq);
 
 #endif /* KIWI_VERBS_PRIVATE_H */
