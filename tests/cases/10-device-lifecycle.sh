@@ -12,17 +12,6 @@
 kv=$(uname -r)
 sysib=/sys/class/infiniband
 
-# wait_for SECONDS CMD...: poll CMD until it succeeds (netdev events and
-# device removal are asynchronous).
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while ! "$@" > /dev/null 2>&1; do
-		# the last try speaks, so that a failure shows why
-		[ $SECONDS -lt $end ] || { "$@"; return 1; }
-		sleep 0.2
-	done
-}
 
 dev_present() { [ -e "$sysib/$1" ]; }
 dev_absent() { [ ! -e "$sysib/$1" ]; }
@@ -185,7 +174,7 @@ cm_listens_on() {
 	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
 	pid=$!
 	# until the listener shows up, or rping gives up (it prints why)
-	wait_for 10 bash -c "rdma resource show cm_id | grep -F 'kiwi1' |
+	wait_for 30 bash -c "rdma resource show cm_id | grep -F 'kiwi1' |
 		grep -q 'LISTEN.*$addr' || ! kill -0 $pid" &&
 		kill -0 "$pid" 2>/dev/null && ok=0
 	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }

@@ -64,15 +64,7 @@ if [ -x "$bin" ]; then
 	"$bin" -d kiwi0 -n veth0 > "$tmp/out" 2>&1
 	rc=$?
 	plan=0
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) tap_ok "verbs: ${line#ok * - }" ;;
-		"not ok "*) tap_fail "verbs: ${line#not ok * - }" ;;
-		1..*) plan=1 ;;
-		"#"*) printf '%s\n' "$line" ;;
-		*) tap_diag "$line" ;;
-		esac
-	done < "$tmp/out"
+	tap_relay "verbs: " "$tmp/out" && plan=1
 	if [ "$rc" -eq 0 ] && [ "$plan" -eq 1 ]; then
 		tap_ok "verbs-objects exits 0 with a plan"
 	else

@@ -133,15 +133,7 @@ run_pass() {
 		--kiwi-ird $ird --kiwi-ord $ord --tag "$tag" --timeout 20 \
 		> "$tmp/adv-$tag.tap" 2>&1
 	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) tap_ok "${line#ok * - }" ;;
-		"not ok "*) tap_fail "${line#not ok * - }" ;;
-		1..*) plan=1 ;;
-		"#"*) printf '%s\n' "$line" ;;
-		*) tap_diag "$line" ;;
-		esac
-	done < "$tmp/adv-$tag.tap"
+	tap_relay "" "$tmp/adv-$tag.tap" && plan=1
 	if [ "$rc" -le 1 ] && [ "$plan" -eq 1 ]; then
 		tap_ok "$tag: adversary ran to its plan"
 	else

@@ -75,20 +75,32 @@ counts_zero() {
 	fi
 }
 
-# link_del_target P: the target's device goes while I/O runs.
-link_del_target() {
-	local p=$1 label="$1: rdma link del of the target's device"
+# under_load P LABEL: host and target connected over P, verified I/O
+# running in the background; fails (after cleaning up) if they cannot connect.
+under_load() {
+	local p=$1 label=$2
 	tap_check "$label: connected" setup_all "$p" || {
 		cleanup_all
 		counts_zero "$p" "$label"
-		return
+		return 1
 	}
 	NVMF_DEV=$(nvmf_ns_bdev)
 	bg_io_start
 	sleep 2
-	tap_check "$label: returns" timeout 120 rdma link del $NVMF_TGT_DEV
-	tap_check "$label: device is gone" \
-		nvmf_wait 10 test ! -e /sys/class/infiniband/$NVMF_TGT_DEV
+}
+
+# link_del LABEL DEV: `rdma link del DEV` returns and the device goes.
+link_del() {
+	tap_check "$1: returns" timeout 120 rdma link del "$2"
+	tap_check "$1: device is gone" \
+		nvmf_wait 10 test ! -e /sys/class/infiniband/"$2"
+}
+
+# link_del_target P: the target's device goes while I/O runs.
+link_del_target() {
+	local p=$1 label="$1: rdma link del of the target's device"
+	under_load "$p" "$label" || return
+	link_del "$label" $NVMF_TGT_DEV
 	tap_check "$label: host controller leaves live (reconnecting)" \
 		nvmf_wait 30 ctrl_not_live
 	tap_check "$label: the host keeps the controller while reconnecting" \
@@ -111,17 +123,8 @@ link_del_target() {
 # that used it.
 link_del_host() {
 	local p=$1 label="$1: rdma link del of the host's device"
-	tap_check "$label: connected" setup_all "$p" || {
-		cleanup_all
-		counts_zero "$p" "$label"
-		return
-	}
-	NVMF_DEV=$(nvmf_ns_bdev)
-	bg_io_start
-	sleep 2
-	tap_check "$label: returns" timeout 120 rdma link del $NVMF_HOST_DEV
-	tap_check "$label: device is gone" \
-		nvmf_wait 10 test ! -e /sys/class/infiniband/$NVMF_HOST_DEV
+	under_load "$p" "$label" || return
+	link_del "$label" $NVMF_HOST_DEV
 	tap_check "$label: host controller is deleted" nvmf_wait 60 nvmf_no_ctrl
 	tap_check "$label: namespace block device is gone" \
 		nvmf_wait 30 eval '! nvmf_ns_bdev'
@@ -138,14 +141,7 @@ link_del_host() {
 rmmod_open() {
 	local p=$1 mod label="$1: rmmod while connected" out rc
 	mod=$(nvmf_provider_type "$p")
-	tap_check "$label: connected" setup_all "$p" || {
-		cleanup_all
-		counts_zero "$p" "$label"
-		return
-	}
-	NVMF_DEV=$(nvmf_ns_bdev)
-	bg_io_start
-	sleep 2
+	under_load "$p" "$label" || return
 	out=$(timeout 180 rmmod "$mod" 2>&1)
 	rc=$?
 	if [ $rc = 0 ]; then

@@ -179,3 +179,33 @@ kiwi_provider_env() {
 		export RDMAV_DRIVERS=$KIWI_PROVIDER_DIR/libkiwi
 	fi
 }
+
+# wait_for SECONDS CMD...: poll CMD until it succeeds (netdev events, device
+# removal and disconnects are asynchronous); the last try speaks, so that a
+# failure shows why.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || { "$@"; return 1; }
+		sleep 0.2
+	done
+}
+
+# tap_relay PREFIX FILE: renumber the TAP of a test program (saved in FILE)
+# into this case's, each description after PREFIX; comment lines pass, other
+# output becomes diagnostics.  Succeeds only if FILE holds a plan line, so a
+# program that crashed half-way is noticed.
+tap_relay() {
+	local prefix=$1 file=$2 line plan=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) tap_ok "$prefix${line#ok * - }" ;;
+		"not ok "*) tap_fail "$prefix${line#not ok * - }" ;;
+		1..*) plan=1 ;;
+		"#"*) printf '%s\n' "$line" ;;
+		*) tap_diag "$line" ;;
+		esac
+	done < "$file"
+	[ "$plan" = 1 ]
+}

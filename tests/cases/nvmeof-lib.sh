@@ -49,14 +49,9 @@ NULLB_CFG=/sys/kernel/config/nullb
 # siw 6.1 has no module parameter for CRC, only compile-time constants.
 KIWI_SIW_CRC_KO=${KIWI_SIW_CRC_KO:-$KIWI_ROOT/tests/vm/out/siw-crc/siw.ko}
 
-# nvmf_wait SECONDS CMD...: poll CMD until it succeeds; the last try speaks.
+# nvmf_wait SECONDS CMD...: lib.sh's wait_for.
 nvmf_wait() {
-	local end=$((SECONDS + $1))
-	shift
-	while ! "$@" > /dev/null 2>&1; do
-		[ $SECONDS -lt $end ] || { "$@"; return 1; }
-		sleep 0.2
-	done
+	wait_for "$@"
 }
 
 # --- network ----------------------------------------------------------------
