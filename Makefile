@@ -12,6 +12,7 @@
 #   make bench-proto    user-space CRC32c and stream parser benchmark
 #   make test           the test suite (README's test command)
 #   make demo           boot the test VM and show kiwi devices
+#   make bench          perftest kiwi vs siw vs TCP, CRC off and on (Documentation/benchmarks.md)
 #   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
 
 # The running kernel's headers when they exist, else the newest installed.
@@ -33,7 +34,7 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto bench-nvmeof test test-full demo
+	check unit fuzz bench-proto bench bench-nvmeof test test-full demo
 
 all: module provider
 
@@ -75,6 +76,12 @@ test-full:
 
 demo:
 	./tests/vm/demo.sh
+
+# perftest bandwidth and latency, kiwi/siw/TCP, alternating runs in one boot;
+# KIWI_BENCH_QUICK=1 for a short run, BENCH_ARGS=--no-doc to leave the docs
+bench: module provider
+	./scripts/deps.sh
+	./tests/bench/perftest.sh $(BENCH_ARGS)
 
 # NVMe-oF fio, kiwi to kiwi against siw to siw, alternating runs in one boot
 bench-nvmeof: module

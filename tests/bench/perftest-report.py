@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Medians, ratios, table, plot and summary of a tests/bench/perftest.sh run.
+
+    perftest-report.py [--doc BENCHMARKS_MD --doc-png PNG] RUN.csv
+
+RUN.csv has one row per measurement (round,config,test,size,value,unit;
+value "fail" for a run that failed) and RUN.csv.meta '# key value' lines.
+Prints the table of medians with the ratios kiwi/siw (CRC off and on) and
+kiwi/TCP, writes RUN-medians.csv and RUN.png (gnuplot, perftest.gp next to
+this script) and, with --doc, replaces the section between the
+perftest-results markers of BENCHMARKS_MD and copies the plot to PNG.
+Re-running it on an old CSV regenerates everything without a VM.
+"""
+import argparse
+import csv
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+CONFIGS = ["kiwi", "siw", "kiwi-crc", "siw-crc", "tcp"]
+# perftest test -> the TCP measurement it is compared with
+TESTS = [("write_bw", "ib_write_bw", "tcp_bw"),
+         ("send_bw", "ib_send_bw", "tcp_bw"),
+         ("read_bw", "ib_read_bw", "tcp_bw"),
+         ("write_lat", "ib_write_lat", "tcp_lat")]
+TARGETS = [("write_bw", 65536), ("send_bw", 65536), ("read_bw", 65536),
+           ("write_lat", 64)]
+
+
+def size_txt(s):
+    if s >= 1048576 and s % 1048576 == 0:
+        return "%d MiB" % (s // 1048576)
+    if s >= 1024 and s % 1024 == 0:
+        return "%d KiB" % (s // 1024)
+    return "%d B" % s
+
+
+def is_lat(test):
+    return test.endswith("_lat")
+
+
+def fmt(v, test):
+    if v is None:
+        return "-"
+    return "%.0f" % v if is_lat(test) or v >= 100 else "%.1f" % v
+
+
+def load(path):
+    rows = list(csv.DictReader(open(path)))
+    meta = {}
+    if os.path.exists(path + ".meta"):
+        for line in open(path + ".meta"):
+            m = re.match(r"# (\S+(?: cpus| cpu| load)?) (.*)", line.rstrip())
+            if m:
+                meta[m.group(1)] = m.group(2)
+    return rows, meta
+
+
+def medians(rows):
+    """{(config, test, size): (median or None, ok runs, all runs)}"""
+    vals = {}
+    for r in rows:
+        key = (r["config"], r["test"], int(r["size"]))
+        vals.setdefault(key, []).append(r["value"])
+    res = {}
+    for key, v in vals.items():
+        ok = [float(x) for x in v if x != "fail"]
+        res[key] = (statistics.median(ok) if ok else None, len(ok), len(v))
+    return res
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def rtxt(x):
+    return "%.2f" % x if x is not None else "-"
+
+
+def build_table(med, runs):
+    sizes = {}
+    for (c, t, s) in med:
+        sizes.setdefault(t, set()).add(s)
+    head = ("| test | size | kiwi | siw | kiwi/siw | kiwi CRC | siw CRC "
+            "| kiwi/siw CRC | TCP | kiwi/TCP |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for test, name, tcptest in TESTS:
+        unit = "us" if is_lat(test) else "MiB/s"
+        for s in sorted(sizes.get(test, ())):
+            cell = {}
+            for c in CONFIGS:
+                m, ok, n = med.get((c, tcptest if c == "tcp" else test, s),
+                                   (None, 0, 0))
+                txt = fmt(m, test)
+                if n and ok < n:
+                    txt += " (%d/%d)" % (ok, n)
+                cell[c] = (m, txt)
+            lines.append("| %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                name, unit, size_txt(s), cell["kiwi"][1], cell["siw"][1],
+                rtxt(ratio(cell["kiwi"][0], cell["siw"][0])),
+                cell["kiwi-crc"][1], cell["siw-crc"][1],
+                rtxt(ratio(cell["kiwi-crc"][0], cell["siw-crc"][0])),
+                cell["tcp"][1],
+                rtxt(ratio(cell["kiwi"][0], cell["tcp"][0]))))
+    return "\n".join(lines)
+
+
+def targets(med):
+    out = []
+    for test, s in TARGETS:
+        name = dict((t, n) for t, n, _ in TESTS)[test]
+        for crc in ("", "-crc"):
+            k = med.get(("kiwi" + crc, test, s), (None,))[0]
+            w = med.get(("siw" + crc, test, s), (None,))[0]
+            r = ratio(k, w)
+            what = "%s %s, CRC %s" % (name, size_txt(s), "on" if crc else "off")
+            if r is None:
+                out.append("- %s: no result" % what)
+                continue
+            if is_lat(test):
+                verdict = ("met" if r <= 1.0 else
+                           "missed: kiwi %.0f%% slower" % ((r - 1) * 100))
+                out.append("- %s: kiwi %.0f us, siw %.0f us, kiwi/siw %.2f "
+                           "(target <= 1.00): %s" % (what, k, w, r, verdict))
+            else:
+                verdict = ("met" if r >= 1.0 else
+                           "missed by %.0f%%" % ((1 - r) * 100))
+                out.append("- %s: kiwi %.1f MiB/s, siw %.1f MiB/s, kiwi/siw %.2f "
+                           "(target >= 1.00): %s" % (what, k, w, r, verdict))
+    return "\n".join(out)
+
+
+def plot(med, base, png):
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = {}
+    for test, _, tcptest in TESTS:
+        sizes = sorted({s for (c, t, s) in med if t == test})
+        if not sizes:
+            continue
+        path = "%s-%s.dat" % (base, test)
+        with open(path, "w") as f:
+            f.write("# size " + " ".join(CONFIGS) + "\n")
+            for s in sizes:
+                v = []
+                for c in CONFIGS:
+                    m = med.get((c, tcptest if c == "tcp" else test, s),
+                                (None,))[0]
+                    v.append("%g" % m if m is not None else "NaN")
+                f.write("%d %s\n" % (s, " ".join(v)))
+        files[test] = path
+    if len(files) != len(TESTS):
+        print("plot: some tests have no data, no plot", file=sys.stderr)
+        return False
+    cmd = ["gnuplot", "-e", "outfile='%s'; %s" % (png, "; ".join(
+        "%s='%s'" % (t, p) for t, p in files.items())),
+        os.path.join(here, "perftest.gp")]
+    if subprocess.call(cmd) != 0:
+        print("plot: gnuplot failed", file=sys.stderr)
+        return False
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--doc")
+    ap.add_argument("--doc-png")
+    ap.add_argument("csv")
+    a = ap.parse_args()
+    rows, meta = load(a.csv)
+    med = medians(rows)
+    runs = meta.get("runs", "?")
+    table = build_table(med, runs)
+    tg = targets(med)
+    base = a.csv[:-4] if a.csv.endswith(".csv") else a.csv
+    with open(base + "-medians.csv", "w") as f:
+        f.write("config,test,size,median,ok_runs,runs\n")
+        for (c, t, s), (m, ok, n) in sorted(med.items()):
+            f.write("%s,%s,%d,%s,%d,%d\n" % (c, t, s,
+                    "%g" % m if m is not None else "fail", ok, n))
+    print(table)
+    print()
+    print("Targets (medians):")
+    print(tg)
+    png = base + ".png"
+    have_png = plot(med, base, png)
+    if have_png:
+        print("plot: %s" % png)
+    print("CSV: %s, %s-medians.csv" % (a.csv, base))
+    if not a.doc:
+        return 0
+    section = """<!-- perftest-results-begin -->
+Latest run: %s, kiwi at %s, guest kernel %s, perftest %s, host CPU %s
+(host load average %s).
+QEMU TCG (no KVM), 2 vCPUs shared by client and server: absolute numbers
+are an emulator's; only ratios from alternating runs in one boot mean
+anything.  Medians of %s rounds; "(k/n)" marks a median of k good runs
+out of n.  Bandwidth in MiB/s (perftest BW average, iperf3), latency in
+microseconds (perftest t_typical, sockperf median; both half a round
+trip).  kiwi/TCP compares kiwi with CRC off.
+
+%s
+
+Targets:
+
+%s
+<!-- perftest-results-end -->""" % (
+        meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
+        meta.get("perftest", "?"), meta.get("host cpu", "?"),
+        meta.get("host load", "?"), runs, table, tg)
+    doc = open(a.doc).read()
+    doc, n = re.subn(r"<!-- perftest-results-begin -->.*<!-- perftest-results-end -->",
+                     lambda m: section, doc, flags=re.S)
+    if n != 1:
+        sys.exit("%s has no perftest-results markers" % a.doc)
+    open(a.doc, "w").write(doc)
+    print("results written to %s" % a.doc)
+    if a.doc_png and have_png:
+        if os.path.getsize(png) > 200 * 1024:
+            print("plot larger than 200 KB, not copied to %s" % a.doc_png,
+                  file=sys.stderr)
+        else:
+            shutil.copyfile(png, a.doc_png)
+            print("plot copied to %s" % a.doc_png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,394 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Verbs benchmark (`make bench`): perftest kiwi to kiwi and siw to siw, each
+# with MPA CRC off and on, against plain TCP (iperf3, sockperf) on the same
+# veth pair.  A benchmark, not a test: it passes or fails nothing.
+#
+# One VM boot.  veth0 198.18.0.1 (init_net, client) <-> veth1 198.18.0.2
+# (netns "kb", server), so every byte crosses the veth.  Each round runs
+# every configuration once, in an order that turns round by round so a
+# drift in the host's load hits all alike:
+#   kiwi      kiwi to kiwi, mpa_crc=off on both devices
+#   kiwi-crc  kiwi to kiwi, mpa_crc=required on both devices
+#   siw       Debian's siw to siw (no CRC: 6.1 siw only mirrors a request)
+#   siw-crc   CRC-asking siw (tests/bench/build-siw-crc.sh) on both ends
+#   tcp       iperf3 (bandwidth, -l SIZE) and sockperf ping-pong (latency)
+# Per configuration: ib_write_bw, ib_send_bw, ib_read_bw at the bandwidth
+# sizes and ib_write_lat at the latency sizes (perftest -R, rdma_cm, -n
+# iterations; -D reports nothing useful under TCG).  Bandwidth is
+# perftest's "BW average" in MiB/s, latency its t_typical (the median
+# one-way time, half a round trip) in microseconds, as sockperf's median.
+#
+# Output: every run in tests/bench/out/perftest-<date>.csv, the medians
+# and ratios as a table (tests/bench/perftest-report.py), a PNG plot
+# (gnuplot), the summary in Documentation/benchmarks.md and the plot as
+# Documentation/bench-perftest.png (not with --no-doc or --quick).
+#
+# Usage (on the host, after `make module provider`):
+#   tests/bench/perftest.sh [--runs N] [--quick] [--no-doc]
+# Default 5 rounds, about 35 minutes on an idle host.  --quick (or
+# KIWI_BENCH_QUICK=1): 2 rounds at 64 KiB / 64 B only, a few minutes.
+# The body is one compound command, read whole before it runs, so that
+# editing this file cannot change a run that is under way.
+{
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+runs=5
+quick=${KIWI_BENCH_QUICK:-0}
+doc=1
+guest=0
+csv=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=$2; shift ;;
+	--quick) quick=1 ;;
+	--no-doc) doc=0 ;;
+	--guest) guest=1; csv=$2; shift ;;
+	-h|--help) sed -n '3,32p' "$0"; exit 0 ;;
+	*) echo "perftest.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+# Sizes per test.  Every perftest run costs seconds of process start and
+# connection setup under TCG, whatever its size, so the matrix is what
+# fits the time: ib_write_bw at five sizes, Send and Read at three.
+if [ "$quick" = 1 ]; then
+	write_sizes="65536"
+	sr_sizes="65536"
+	lat_sizes="64 65536"
+	[ "$runs" = 5 ] && runs=2
+	doc=0
+else
+	write_sizes="4096 16384 65536 262144 1048576"
+	sr_sizes="4096 65536 1048576"
+	lat_sizes="64 1024 4096 65536"
+fi
+configs="kiwi siw tcp kiwi-crc siw-crc"
+bw_bytes=4194304
+# For experiments (not for the documented results): other sizes, fewer
+# configurations, another volume per bandwidth run.
+if [ -n "${KIWI_BENCH_BW_SIZES:-}${KIWI_BENCH_LAT_SIZES:-}${KIWI_BENCH_CONFIGS:-}${KIWI_BENCH_BW_BYTES:-}" ]; then
+	write_sizes=${KIWI_BENCH_BW_SIZES:-$write_sizes}
+	sr_sizes=${KIWI_BENCH_BW_SIZES:-$sr_sizes}
+	lat_sizes=${KIWI_BENCH_LAT_SIZES:-$lat_sizes}
+	configs=${KIWI_BENCH_CONFIGS:-$configs}
+	bw_bytes=${KIWI_BENCH_BW_BYTES:-$bw_bytes}
+	doc=0
+fi
+ns=kb
+cli_ip=198.18.0.1
+srv_ip=198.18.0.2
+
+# ---------------------------------------------------------------- guest side
+
+# bw_iters SIZE: 4 MiB per run, at least 5 (perftest's minimum) and at
+# most 1000 messages.  siw moves only a few MiB/s under TCG on a loaded
+# host; a run of a few seconds gives a stable average.
+bw_iters() {
+	local n=$((bw_bytes / $1))
+	[ $n -gt 1000 ] && n=1000
+	[ $n -lt 5 ] && n=5
+	echo $n
+}
+
+lat_iters() {
+	if [ "$1" -ge 16384 ]; then echo 100; else echo 300; fi
+}
+
+# listening PORT: some socket listens on PORT in either namespace (the
+# iWARP listeners are kernel TCP sockets).
+listening() {
+	{ ss -Hltn "sport = :$1"; ip netns exec $ns ss -Hltn "sport = :$1"; } 2>/dev/null |
+		grep -q .
+}
+
+wait_listening() {
+	local end=$((SECONDS + 30))
+	while ! listening "$1"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+guest_cleanup() {
+	ip netns pids $ns 2>/dev/null | xargs -r kill 2>/dev/null
+	links_del
+	ip netns del $ns 2>/dev/null
+	veth_teardown
+}
+
+net_setup() {
+	veth_setup &&
+	ip netns add $ns &&
+	ip link set veth1 netns $ns &&
+	ip netns exec $ns ip addr add $srv_ip/24 dev veth1 &&
+	ip netns exec $ns ip link set veth1 up &&
+	ip netns exec $ns ip link set lo up
+}
+
+links_del() {
+	[ -e /sys/class/infiniband/kb0 ] && rdma link del kb0
+	[ -e /sys/class/infiniband/kb1 ] && ip netns exec $ns rdma link del kb1
+	nvmf_wait 10 test ! -e /sys/class/infiniband/kb0 &&
+		nvmf_wait 10 test ! -e /sys/class/infiniband/kb1
+}
+
+# links_add CONFIG: kb0 on veth0 and kb1 on veth1 (from inside the netns).
+links_add() {
+	local prov crc= type d
+	case $1 in
+	kiwi) prov=kiwi crc=off ;;
+	kiwi-crc) prov=kiwi crc=required ;;
+	siw) prov=siw ;;
+	siw-crc) prov=siwcrc ;;
+	esac
+	nvmf_provider_load $prov || return 1
+	type=$(nvmf_provider_type $prov)
+	rdma link add kb0 type "$type" netdev veth0 &&
+	ip netns exec $ns rdma link add kb1 type "$type" netdev veth1 || return 1
+	for d in kb0 kb1; do
+		nvmf_wait 10 test -e /sys/class/infiniband/$d || return 1
+		if [ -n "$crc" ]; then
+			echo $crc > /sys/class/infiniband/$d/mpa_crc || return 1
+			[ "$(cat /sys/class/infiniband/$d/mpa_crc)" = $crc ] || return 1
+		fi
+		nvmf_wait 10 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state ||
+			return 1
+	done
+}
+
+# A fresh port per perftest run, so that no listener meets the TIME_WAIT
+# of the run before it.
+port_seq=0
+
+# The measuring functions below run in the script's shell (a subshell
+# would lose port_seq) and leave their number in val.
+val=
+perf_times=
+
+# perf_run TOOL SIZE ITERS FIELD: perftest's FIELD'th column of the
+# client's result line (4: BW average MiB/s, 5: t_typical usec).
+perf_run() {
+	local tool=$1 size=$2 iters=$3 field=$4 port srv rc v t0 t1 t2
+	port=$((20000 + port_seq % 5000))
+	port_seq=$((port_seq + 1))
+	ip netns exec $ns timeout 120 "$tool" -R -F -d kb1 -p $port \
+		-s "$size" -n "$iters" > /tmp/pb-srv.log 2>&1 &
+	srv=$!
+	t0=$EPOCHREALTIME
+	if ! wait_listening $port; then
+		kill $srv 2>/dev/null
+		wait $srv
+		echo "perftest.sh: $tool server not listening on $port" >&2
+		sed 's/^/  srv: /' /tmp/pb-srv.log >&2
+		return 1
+	fi
+	t1=$EPOCHREALTIME
+	timeout 120 "$tool" -R -F -d kb0 -p $port -s "$size" -n "$iters" \
+		$srv_ip > /tmp/pb-cli.log 2>&1
+	rc=$?
+	t2=$EPOCHREALTIME
+	[ $rc = 0 ] || kill $srv 2>/dev/null
+	wait $srv || rc=1
+	# where the time of a run goes: server start, client, server exit
+	perf_times=$(awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$EPOCHREALTIME" \
+		'BEGIN { printf "listen %.1f s, client %.1f s, server exit %.1f s", b - a, c - b, d - c }')
+	v=$(awk -v s="$size" -v f="$field" '$1 == s && NF >= f { print $f; exit }' \
+		/tmp/pb-cli.log)
+	if [ $rc != 0 ] || [ -z "$v" ]; then
+		echo "perftest.sh: $tool -s $size failed (status $rc)" >&2
+		tail -n 5 /tmp/pb-srv.log | sed 's/^/  srv: /' >&2
+		tail -n 5 /tmp/pb-cli.log | sed 's/^/  cli: /' >&2
+		return 1
+	fi
+	val=$v
+}
+
+# record ROUND CONFIG TEST SIZE UNIT CMD...: one CSV row, "fail" when CMD
+# fails or leaves no number in val.
+record() {
+	local r=$1 c=$2 t=$3 s=$4 u=$5 t0=$SECONDS
+	shift 5
+	val=
+	"$@" || val=
+	[[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]] || val=fail
+	echo "$r,$c,$t,$s,$val,$u" >> "$csv"
+	echo "perftest.sh: round $r $c $t $s: $val $u ($((SECONDS - t0)) s${perf_times:+: $perf_times})"
+	perf_times=
+}
+
+rdma_config() {
+	local r=$1 c=$2 s t
+	if ! links_add "$c" > /tmp/pb-setup.log 2>&1; then
+		echo "perftest.sh: round $r $c: link setup failed:" >&2
+		sed 's/^/  /' /tmp/pb-setup.log >&2
+		links_del > /dev/null 2>&1
+		return
+	fi
+	for s in $write_sizes; do
+		record "$r" "$c" write_bw "$s" MiB/s \
+			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4
+	done
+	for s in $sr_sizes; do
+		for t in send read; do
+			record "$r" "$c" ${t}_bw "$s" MiB/s \
+				perf_run ib_${t}_bw "$s" "$(bw_iters "$s")" 4
+		done
+	done
+	for s in $lat_sizes; do
+		record "$r" "$c" write_lat "$s" usec \
+			perf_run ib_write_lat "$s" "$(lat_iters "$s")" 5
+	done
+	links_del > /dev/null 2>&1 ||
+		echo "perftest.sh: round $r $c: links did not go away" >&2
+}
+
+# iperf3_run SIZE: MiB/s received, 2 s of writes of SIZE bytes.
+iperf3_run() {
+	local srv rc
+	ip netns exec $ns timeout 60 iperf3 -s -1 -B $srv_ip -p 5201 \
+		> /tmp/pb-iperf-srv.log 2>&1 &
+	srv=$!
+	wait_listening 5201 || { kill $srv; wait $srv; return 1; }
+	timeout 60 iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J \
+		> /tmp/pb-iperf.json 2> /tmp/pb-iperf.err
+	rc=$?
+	wait $srv || rc=1
+	[ $rc = 0 ] || { cat /tmp/pb-iperf.err >&2; return 1; }
+	val=$(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+print("%.2f" % (j["end"]["sum_received"]["bits_per_second"] / 8 / 1048576))
+' /tmp/pb-iperf.json)
+}
+
+# sockperf_run SIZE: median one-way latency (half a round trip, usec) of a
+# 2 s TCP ping-pong.  Both ends spin on non-blocking sockets, as perftest
+# spins on its CQ and buffer: a blocking wait would measure the guest's
+# wakeup latency (milliseconds under TCG), not the network's.
+sockperf_run() {
+	timeout 60 sockperf pp --tcp --nonblocked -i $srv_ip -p 11111 \
+		-m "$1" -t 2 \
+		> /tmp/pb-sockperf.log 2>&1 || {
+		tail -n 5 /tmp/pb-sockperf.log >&2
+		return 1
+	}
+	val=$(awk '/percentile 50\.000 =/ { print $NF; exit }' /tmp/pb-sockperf.log)
+}
+
+tcp_config() {
+	local r=$1 s srv
+	for s in $write_sizes; do
+		record "$r" tcp tcp_bw "$s" MiB/s iperf3_run "$s"
+	done
+	ip netns exec $ns sockperf sr --tcp --nonblocked -i $srv_ip \
+		-p 11111 -m 65536 \
+		> /tmp/pb-sockperf-srv.log 2>&1 &
+	srv=$!
+	if wait_listening 11111; then
+		for s in $lat_sizes; do
+			record "$r" tcp tcp_lat "$s" usec sockperf_run "$s"
+		done
+	else
+		cat /tmp/pb-sockperf-srv.log >&2
+	fi
+	kill $srv 2>/dev/null
+	wait $srv 2>/dev/null
+}
+
+guest_main() {
+	. "$root/tests/cases/lib.sh"
+	. "$root/tests/cases/nvmeof-lib.sh"
+	local r i c order t0
+	set -- $configs
+	local n=$#
+	echo "round,config,test,size,value,unit" > "$csv"
+	{
+		echo "# kernel $(uname -r)"
+		echo "# guest cpus $(nproc)"
+		echo "# perftest $(ib_write_bw --version 2>&1 | sed -n 's/^Version: //p')"
+	} >> "$csv.meta"
+	guest_cleanup
+	net_setup || { echo "perftest.sh: network setup failed" >&2; exit 1; }
+	kiwi_load || exit 1
+	kiwi_provider_env
+	# libibverbs dlopens every provider named in /etc/libibverbs.d at
+	# each start, about a second per process over the guest's 9p root;
+	# only siw's (kiwi comes through RDMAV_DRIVERS).  The guest's own
+	# mount, gone with the VM.
+	if [ -f /etc/libibverbs.d/siw.driver ]; then
+		cp /etc/libibverbs.d/siw.driver /tmp/pb-siw.driver &&
+		mount -t tmpfs -o size=1m pb-verbs /etc/libibverbs.d &&
+		cp /tmp/pb-siw.driver /etc/libibverbs.d/siw.driver
+	fi
+	for r in $(seq 1 "$runs"); do
+		# rotate the order by one configuration per round
+		order=
+		for i in $(seq 0 $((n - 1))); do
+			set -- $configs
+			shift $(((r - 1 + i) % n))
+			order="$order $1"
+		done
+		for c in $order; do
+			t0=$SECONDS
+			if [ "$c" = tcp ]; then
+				tcp_config "$r"
+			else
+				rdma_config "$r" "$c"
+			fi
+			echo "perftest.sh: round $r $c done in $((SECONDS - t0)) s," \
+				"$(grep -c "^$r,$c,.*,fail," "$csv") failed;" \
+				"TCP retransmits so far: $(nstat -az TcpRetransSegs 2>/dev/null |
+				awk '/^TcpRetransSegs/ { print $2 }')"
+		done
+	done
+	guest_cleanup
+	kiwi_counts_zero || echo "perftest.sh: kiwi objects left over" >&2
+}
+
+if [ $guest = 1 ]; then
+	guest_main
+	exit 0
+fi
+
+# ----------------------------------------------------------------- host side
+[ -f "$root/kiwi.ko" ] || { echo "perftest.sh: build kiwi.ko first (make module)" >&2; exit 1; }
+[ -e "$root/userspace/build/libkiwi-rdmav34.so" ] ||
+	{ echo "perftest.sh: build the provider first (make provider)" >&2; exit 1; }
+for t in ib_write_bw iperf3 sockperf gnuplot; do
+	command -v $t > /dev/null ||
+		{ echo "perftest.sh: $t missing (scripts/deps.sh)" >&2; exit 1; }
+done
+"$root/tests/vm/build-siw.sh" || exit 1
+"$here/build-siw-crc.sh" || exit 1
+mkdir -p "$here/out"
+stamp=$(date -u +%Y%m%d-%H%M%S)
+csv=$here/out/perftest-$stamp.csv
+rm -f "$csv" "$csv.meta"
+load0=$(awk '{ print $1 }' /proc/loadavg)
+# generous: a full round takes about 7 minutes on an idle host
+tmo=$((runs * 1200 + 600))
+[ "$quick" = 1 ] && tmo=$((runs * 400 + 300))
+KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout "$tmo" -- \
+	bash "$root/tests/bench/perftest.sh" --runs "$runs" --guest "$csv"
+rc=$?
+[ -s "$csv" ] || { echo "perftest.sh: no results (vm-run status $rc)" >&2; exit 1; }
+[ $rc = 0 ] || echo "perftest.sh: warning: vm-run exited with status $rc" >&2
+{
+	echo "# runs $runs"
+	echo "# host cpu $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+	echo "# host load $load0 at start, $(awk '{ print $1 }' /proc/loadavg) at end"
+	echo "# kiwi $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- drivers userspace || echo ' with uncommitted changes'), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')"
+	echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
+} >> "$csv.meta"
+args=()
+[ $doc = 1 ] && args+=(--doc "$root/Documentation/benchmarks.md" \
+	--doc-png "$root/Documentation/bench-perftest.png")
+python3 "$here/perftest-report.py" "${args[@]}" "$csv"
+exit
+}
