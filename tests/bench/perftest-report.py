@@ -200,7 +200,7 @@ are an emulator's; only ratios from alternating runs in one boot mean
 anything.  Medians of %s rounds; "(k/n)" marks a median of k good runs
 out of n.  Bandwidth in MiB/s (perftest BW average, iperf3), latency in
 microseconds (perftest t_typical, sockperf median; both half a round
-trip).  kiwi/TCP compares kiwi with CRC off.
+trip).  kiwi/TCP compares kiwi with CRC off.  Sizes: %s.
 
 %s
 
@@ -210,7 +210,7 @@ Targets:
 <!-- perftest-results-end -->""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
         meta.get("perftest", "?"), meta.get("host cpu", "?"),
-        meta.get("host load", "?"), runs, table, tg)
+        meta.get("host load", "?"), runs, meta.get("matrix", "?"), table, tg)
     doc = open(a.doc).read()
     doc, n = re.subn(r"<!-- perftest-results-begin -->.*<!-- perftest-results-end -->",
                      lambda m: section, doc, flags=re.S)
