@@ -1,14 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # timeout: 300
+# timeout-full: 600
 #
 # The kernel-bypass fast path, kiwi to kiwi across the veth pair with the
 # server's device in its own network namespace: tests/verbs/build/fastpath
 # connects QPs with librdmacm in one process and checks doorbell elision
 # (kiwi's debugfs doorbell counter), inline data, posting from several
 # threads on one QP, RQ and SRQ, two QPs on one SRQ and completion events
-# through a channel.  MPA CRC off, then required.  Its TAP lines are
-# re-numbered into this script's; kiwi's object counts return to zero.
+# through a channel.  MPA CRC off; with KIWI_FULL=1 also required (the
+# fast path does not depend on it, the engine's framing does).  Its TAP
+# lines are re-numbered into this script's; kiwi's object counts return
+# to zero.
 . "$(dirname "$0")/lib.sh"
 
 bin=$KIWI_ROOT/tests/verbs/build/fastpath
@@ -41,18 +44,11 @@ set_crc() {
 
 # Run the program; its TAP lines become this script's, prefixed.
 run_fastpath() {
-	local crc=$1 line rc
+	local crc=$1 rc
 	timeout 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1 > /tmp/fp.log 2>&1
 	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok "*" - "*) tap_ok "crc $crc: ${line#* - }" ;;
-		"not ok "*" - "*) tap_fail "crc $crc: ${line#* - }" ;;
-		"#"*) echo "$line" ;;
-		1..*) ;;
-		*) tap_diag "$line" ;;
-		esac
-	done < /tmp/fp.log
+	tap_relay "crc $crc: " /tmp/fp.log ||
+		tap_fail "crc $crc: fastpath printed no plan (crashed?)"
 	[ $rc -eq 0 ] || tap_fail "crc $crc: fastpath exit status $rc"
 }
 
@@ -66,7 +62,9 @@ cleanup
 tap_check "setup: kiwi devices on both ends of the veth, server in a netns" setup
 kiwi_provider_env
 
-for crc in off required; do
+crcs=off
+[ "${KIWI_FULL:-0}" = 1 ] && crcs="off required"
+for crc in $crcs; do
 	tap_check "mpa_crc=$crc on both devices" set_crc $crc
 	run_fastpath $crc
 done
