@@ -278,17 +278,24 @@ static int kiwi_ring_doorbell(struct kiwi_qp *qp)
 
 /*
  * The kernel refused the doorbell (the QP cannot process its SQ): take back
- * the `posted' WRs just published, newest first.  The compare-exchange
- * loses only against a kernel that consumed the slot already (a flush
- * racing with this post); that WR and all older ones then count as posted.
- * Returns how many WRs stay posted.
+ * the `posted' WRs just published, newest first, which end before slot
+ * `end'.  The compare-exchange loses only against a kernel that consumed
+ * the slot already (a flush racing with this post); that WR and all older
+ * ones then count as posted.  If another thread has posted behind ours
+ * meanwhile, ours are no longer the newest and stay posted.  Returns how
+ * many WRs stay posted.
  */
-static unsigned int kiwi_sq_unpost(struct kiwi_qp *qp, unsigned int posted)
+static unsigned int kiwi_sq_unpost(struct kiwi_qp *qp, unsigned int posted,
+				   uint32_t end)
 {
 	struct kiwi_ring *sq = &qp->sq;
 	unsigned int n = posted;
 
 	pthread_spin_lock(&sq->lock);
+	if (sq->head != end) {
+		pthread_spin_unlock(&sq->lock);
+		return posted;
+	}
 	while (n) {
 		uint32_t idx = sq->head ? sq->head - 1 : sq->num - 1;
 		struct kiwi_sqe *slot = &qp->sqe[idx];
@@ -314,6 +321,7 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct kiwi_ring *sq = &qp->sq;
 	struct ibv_send_wr *first = wr;
 	unsigned int posted = 0, kept;
+	uint32_t end;
 	int err = 0, db;
 
 	/*
@@ -348,6 +356,7 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		sq->head = kiwi_ring_next(sq, sq->head);
 		posted++;
 	}
+	end = sq->head;
 	pthread_spin_unlock(&sq->lock);
 
 	if (err)
@@ -364,7 +373,7 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (__atomic_load_n(&qp->sq_ctrl->engine_busy, __ATOMIC_RELAXED))
 		return err;
 	db = kiwi_ring_doorbell(qp);
-	kept = db ? kiwi_sq_unpost(qp, posted) : posted;
+	kept = db ? kiwi_sq_unpost(qp, posted, end) : posted;
 	/* The first WR taken back is where the failure lies. */
 	if (kept < posted) {
 		for (wr = first; kept--; wr = wr->next)
