@@ -227,6 +227,7 @@ enum {
 	KIWI_EF_RST,		/* RESET reported */
 	KIWI_EF_QUIESCED,	/* engines stopped, queues flushed */
 	KIWI_EF_TX_STOP,	/* tx sends nothing more */
+	KIWI_EF_FLUSHED,	/* kiwi_qp_flush_all() ran: flush at once */
 };
 
 /* Transmission engine state (tx.c), serialised by qp->tx_mutex. */
@@ -314,6 +315,12 @@ struct kiwi_qp {
 	u32 rx_bytes;			/* payload placed of this FPDU */
 	struct kiwi_ird_ent rx_rreq;	/* Read Request queued at DONE */
 	struct kiwi_term_info term_rcvd;
+	/*
+	 * The status the oldest WR in flight completes with when the
+	 * engines are flushed (a received Terminate blames it), under
+	 * lock; IB_WC_SUCCESS: none, it is flushed like the rest.
+	 */
+	u8 term_status;
 
 	struct work_struct tx_work;
 	struct mutex tx_mutex;
@@ -447,6 +454,7 @@ void kiwi_mr_invalidate(struct kiwi_mr *mr);
 
 /* qp.c: engines' helpers */
 void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev);
+void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_flush_all(struct kiwi_qp *qp);
 void kiwi_qp_quiesce(struct kiwi_qp *qp);

@@ -223,6 +223,19 @@ static void kiwi_flush_rq(struct kiwi_qp *qp)
 	}
 }
 
+/*
+ * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while
+ * the engines still hold WRs (Reads in ORD, the WR being sent): those
+ * are older than any in the rings and complete first, when
+ * kiwi_qp_flush_all() runs at the stop that the CM carries out on the
+ * event which put the QP in ERR.  Until then new WRs wait in the rings.
+ */
+static bool kiwi_qp_flush_now(struct kiwi_qp *qp)
+{
+	return !test_bit(KIWI_EF_ON, &qp->eflags) ||
+		test_bit(KIWI_EF_FLUSHED, &qp->eflags);
+}
+
 /* RESET drops all queued work without completions (IB semantics). */
 static void kiwi_qp_reset(struct kiwi_qp *qp)
 {
@@ -322,7 +335,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	qp->state = new;
 	if (new != IB_QPS_RTS)
 		kiwi_tx_busy_clear(qp);
-	if (new == IB_QPS_ERR) {
+	if (new == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
 		kiwi_flush_sq(qp);
 		if (qp->rq.num)
 			kiwi_flush_rq(qp);
@@ -589,7 +602,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		kiwi_doorbell_count();
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_ERR) {
+	if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
 		/* ib_drain_sq() waits for exactly this completion */
 		if (qp->user)
 			kiwi_flush_sq(qp);
@@ -676,7 +689,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_RESET) {
 		rv = -EINVAL;
-	} else if (qp->state == IB_QPS_ERR) {
+	} else if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
 		/* ib_drain_rq() waits for exactly this completion */
 		for (; wr; wr = wr->next) {
 			wc.id = wr->wr_id;
@@ -722,8 +735,9 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
 }
 
 /*
- * The engines found the connection broken (any context): ERR, rings
- * flushed; what the engines hold is flushed when they stop.
+ * The engines found the connection broken (any context): ERR.  Every
+ * outstanding WR is flushed, oldest first, when the engines stop (the
+ * CM stops them on the event that goes with this).
  */
 void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 {
@@ -734,52 +748,82 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 	was = qp->state == IB_QPS_ERR;
 	if (!was) {
 		qp->state = IB_QPS_ERR;
-		kiwi_flush_sq(qp);
-		if (qp->rq.num)
-			kiwi_flush_rq(qp);
+		/* posts ring the doorbell again: in ERR they are flushed */
+		kiwi_tx_busy_clear(qp);
+		if (kiwi_qp_flush_now(qp)) {
+			kiwi_flush_sq(qp);
+			if (qp->rq.num)
+				kiwi_flush_rq(qp);
+		}
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!was && ev)
 		kiwi_qp_event(qp, ev);
 }
 
+/*
+ * A Terminate received for an access violation (rx.c): the QP goes to ERR
+ * with IB_EVENT_QP_ACCESS_ERR, and the oldest WR in flight is blamed.
+ * RDMA Writes and Sends complete once TCP has them, so the one that caused
+ * it may have completed already; the next one still outstanding then
+ * carries the error (a Read in ORD, the WR being sent).  If there is none
+ * the event alone reports it.
+ */
+void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_ERR)
+		qp->term_status = status;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_qp_to_err(qp, ev);
+}
+
 static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
-			  u8 opcode)
+			  u8 opcode, u8 *status)
 {
 	struct kiwi_wc wc = {
 		.id = id,
-		.status = IB_WC_WR_FLUSH_ERR,
+		.status = *status,
 		.opcode = opcode,
 		.qp_id = qp->ibqp.qp_num,
 	};
 
 	kiwi_cq_push(cq, &wc);
+	*status = IB_WC_WR_FLUSH_ERR;
 }
 
 /*
  * With both engines stopped: complete everything outstanding as flushed,
  * oldest first (Reads in flight, the WR being sent, the SQ ring; the
  * Receive being filled, the RQ ring) and drop the MR references held.
+ * The oldest WR in flight takes the status a received Terminate left.
  */
 void kiwi_qp_flush_all(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
 	unsigned long flags;
+	u8 rst = IB_WC_WR_FLUSH_ERR;
+	u8 st;
 	int i;
 
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->state = IB_QPS_ERR;
+	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
+	qp->term_status = IB_WC_SUCCESS;
 	for (; qp->ord_tail != qp->ord_head; qp->ord_tail++) {
 		struct kiwi_ord_ent *e =
 			&qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
 
-		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode);
+		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, &st);
 		if (e->mr)
 			kiwi_mr_put(e->mr);
 		e->mr = NULL;
 	}
 	if (txs && txs->wr.active) {
-		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode);
+		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode,
+			      &st);
 		txs->wr.active = false;
 	}
 	if (txs) {
@@ -791,7 +835,8 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	}
 	kiwi_flush_sq(qp);
 	if (qp->rxs.active) {
-		kiwi_flush_wc(qp->rcq, qp, qp->rxs.rqe.id, KIWI_OP_RECEIVE);
+		kiwi_flush_wc(qp->rcq, qp, qp->rxs.rqe.id, KIWI_OP_RECEIVE,
+			      &rst);
 		for (i = 0; i < KIWI_MAX_SGE; i++) {
 			if (qp->rxs.mr[i])
 				kiwi_mr_put(qp->rxs.mr[i]);
@@ -813,6 +858,8 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 		kiwi_mr_put(qp->rx_mr);
 		qp->rx_mr = NULL;
 	}
+	/* from now on WRs posted in ERR are flushed as they come */
+	set_bit(KIWI_EF_FLUSHED, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
@@ -895,6 +942,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	memset(&qp->rxs, 0, sizeof(qp->rxs));
 	qp->rx_mr = NULL;
 	qp->rx_kind = 0;
+	qp->term_status = IB_WC_SUCCESS;
 	kiwi_rx_init(&qp->rx, &rc);
 	qp->eflags = 0;
 	if (res->p2p && !params->initiator)

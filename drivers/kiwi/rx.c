@@ -32,12 +32,18 @@ enum {
 	KIWI_RXK_SKIP,		/* zero-length RTR: nothing to place */
 };
 
+/* RDMAP remote protection errors and DDP tagged buffer errors */
+static bool kiwi_term_is_access(u8 layer, u8 etype)
+{
+	return etype == 1 && (layer == KIWI_LAYER_RDMAP ||
+			      layer == KIWI_LAYER_DDP);
+}
+
 static bool kiwi_err_is_access(enum kiwi_err err)
 {
 	const struct kiwi_err_desc *d = kiwi_err_desc(err);
 
-	return d->etype == 1 && (d->layer == KIWI_LAYER_RDMAP ||
-				 d->layer == KIWI_LAYER_DDP);
+	return kiwi_term_is_access(d->layer, d->etype);
 }
 
 /*
@@ -483,7 +489,12 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 			 h->term.ecode);
 		set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
 		set_bit(KIWI_EF_TERM_CLAIM, &qp->eflags);
-		kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
+		/* the peer refused access: one of our WRs is to blame */
+		if (kiwi_term_is_access(h->term.layer, h->term.etype))
+			kiwi_qp_term_rcvd(qp, IB_WC_REM_ACCESS_ERR,
+					  IB_EVENT_QP_ACCESS_ERR);
+		else
+			kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
 		if (qp->cep)
 			kiwi_cm_llp_event(qp->cep, KIWI_LLP_TERMINATE_RCVD);
 		break;
