@@ -1,0 +1,1831 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * semantics: what a verbs user observes of kiwi's data path, error cases
+ * first.  Prints TAP.  Runs inside the test VM (tests/cases/62-semantics.sh)
+ * with a veth pair, the server end in a network namespace, an RDMA link on
+ * each end; both ends of every connection live in this one process (the
+ * listener is created inside the namespace), except for the kill scenarios,
+ * whose client is a child process (this program re-executed) killed with
+ * SIGKILL in the middle of a stream.
+ *
+ *   semantics -c 198.18.0.1 -s 198.18.0.2 -n /var/run/netns/NS
+ *             [-p PORT] [-t TESTS] [-P siw] [-L]
+ *
+ * -t runs only the named groups (comma separated: sqfull, lkey, access,
+ * zero, sge, large, kill); -P siw says the server end is siw, whose
+ * responder-side events are not checked; -L adds the long sizes.
+ * One connection per scenario, a fresh one after each that breaks the QP.
+ * After each scenario kiwi's QP, MR, CQ and PD counts must be back to zero.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "kiwi-tap.h"
+
+#define OBJECTS_FILE	"/sys/kernel/debug/kiwi/objects"
+#define MAX_MRS		16
+#define T_CM		20000	/* ms for connection management steps */
+#define T_WC		20000	/* ms for completions of small WRs */
+#define T_BIG		180000	/* ms for 64 MiB under TCG */
+#define MIB		(1024 * 1024)
+
+static const char *cli_ip = "198.18.0.1";
+static const char *srv_ip = "198.18.0.2";
+static const char *ns_path;
+static const char *tests = "all";
+static int port = 20886;
+static bool peer_siw;
+static bool long_sizes;
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static bool want(const char *group)
+{
+	size_t n = strlen(group);
+	const char *p = tests;
+
+	if (!strcmp(tests, "all"))
+		return true;
+	while ((p = strstr(p, group))) {
+		if ((p == tests || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* ---- byte patterns ------------------------------------------------------ */
+
+/* xorshift64 bytes: misplaced or shifted data never compares equal */
+static void fill(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL | 1, *w = buf;
+	uint8_t *b = buf;
+	size_t i, n = len / 8;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(&w[i], &x, 8);
+	}
+	for (i = n * 8; i < len; i++)
+		b[i] = (uint8_t)(x >> (i % 8 * 8)) ^ (uint8_t)i;
+}
+
+/* -1 when equal, else the first differing offset */
+static long diff_at(const void *a, const void *b, size_t len)
+{
+	const uint8_t *x = a, *y = b;
+	size_t i;
+
+	if (!memcmp(a, b, len))
+		return -1;
+	for (i = 0; i < len && x[i] == y[i]; i++)
+		;
+	return (long)i;
+}
+
+static void *big_alloc(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+/* ---- kiwi's object counts ----------------------------------------------- */
+
+static long kiwi_count(const char *name)
+{
+	char line[128], key[64];
+	long val, found = -1;
+	FILE *f = fopen(OBJECTS_FILE, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %ld", key, &val) == 2 &&
+		    !strcmp(key, name))
+			found = val;
+	fclose(f);
+	return found;
+}
+
+/* what this process holds outside the scenarios (librdmacm's own PD) */
+static long base_count[4];
+
+/* qps, mrs, cqs and pds back to the baseline (freed asynchronously) */
+static void check_counts(const char *after)
+{
+	static const char * const names[] = { "qps", "mrs", "cqs", "pds" };
+	char why[256];
+	int tries, i;
+	bool zero = false;
+
+	for (tries = 0; tries < 100 && !zero; tries++) {
+		if (tries)
+			usleep(100000);
+		zero = true;
+		why[0] = 0;
+		for (i = 0; i < 4; i++) {
+			long v = kiwi_count(names[i]);
+
+			if (v != base_count[i]) {
+				size_t l = strlen(why);
+
+				snprintf(why + l, sizeof(why) - l, " %s=%ld",
+					 names[i], v);
+				zero = false;
+			}
+		}
+	}
+	ok(zero, "kiwi QP, MR, CQ and PD counts back where they were after %s%s",
+	   after, why);
+}
+
+/* ---- the two ends of a connection --------------------------------------- */
+
+struct side {
+	const char *name;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_pd *pd2;		/* another PD on the same device */
+	struct ibv_cq *scq;
+	struct ibv_cq *rcq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr[MAX_MRS];
+	int nmr;
+	bool requested, addr_ok, route_ok, established, disconnected;
+	int failed;			/* an error CM event */
+	int ev[32];			/* async events of our QP, by type */
+	uint8_t pdata[64];		/* private data received */
+	uint8_t pdlen;
+};
+
+static struct side cli = { .name = "client" }, srv = { .name = "server" };
+static struct rdma_event_channel *cch, *lch;
+static struct rdma_cm_id *listen_id;
+static struct ibv_context *nb_ctx[8];	/* async fds made non-blocking */
+
+static void async_nonblock(struct ibv_context *ctx)
+{
+	int i, fl;
+
+	for (i = 0; i < 8 && nb_ctx[i]; i++)
+		if (nb_ctx[i] == ctx)
+			return;
+	if (i == 8)
+		return;
+	nb_ctx[i] = ctx;
+	fl = fcntl(ctx->async_fd, F_GETFL);
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static bool qp_event(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void async_drain(struct ibv_context *ctx)
+{
+	struct ibv_async_event ev;
+
+	while (!ibv_get_async_event(ctx, &ev)) {
+		if (qp_event(ev.event_type) && (unsigned)ev.event_type < 32) {
+			if (cli.qp && ev.element.qp == cli.qp)
+				cli.ev[ev.event_type]++;
+			else if (srv.qp && ev.element.qp == srv.qp)
+				srv.ev[ev.event_type]++;
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static struct side *side_of(struct rdma_cm_id *id)
+{
+	if (id && id == cli.id)
+		return &cli;
+	if (id && id == srv.id)
+		return &srv;
+	return NULL;
+}
+
+static void cm_handle(struct rdma_cm_event *ev)
+{
+	struct side *s = side_of(ev->id);
+	const struct rdma_conn_param *cp = &ev->param.conn;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		if (srv.id) {
+			diag("unexpected second connect request");
+			rdma_reject(ev->id, NULL, 0);
+			break;
+		}
+		srv.id = ev->id;
+		srv.requested = true;
+		srv.pdlen = cp->private_data_len < sizeof(srv.pdata) ?
+			cp->private_data_len : sizeof(srv.pdata);
+		if (cp->private_data)
+			memcpy(srv.pdata, cp->private_data, srv.pdlen);
+		break;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (s)
+			s->addr_ok = true;
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		if (s)
+			s->route_ok = true;
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (!s)
+			break;
+		s->established = true;
+		/* the server end keeps what came with the request */
+		if (s != &cli)
+			break;
+		s->pdlen = cp->private_data_len < sizeof(s->pdata) ?
+			cp->private_data_len : sizeof(s->pdata);
+		if (cp->private_data)
+			memcpy(s->pdata, cp->private_data, s->pdlen);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (s)
+			s->disconnected = true;
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		diag("%s: %s (status %d)", s ? s->name : "?",
+		     rdma_event_str(ev->event), ev->status);
+		if (s)
+			s->failed = ev->event;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Handle what arrives on the CM channels and async fds for up to ms. */
+static void pump(int ms)
+{
+	struct pollfd pf[2 + 8];
+	struct rdma_cm_event *ev;
+	int n = 0, i;
+
+	pf[n].fd = cch->fd;
+	pf[n++].events = POLLIN;
+	pf[n].fd = lch->fd;
+	pf[n++].events = POLLIN;
+	for (i = 0; i < 8 && nb_ctx[i]; i++) {
+		pf[n].fd = nb_ctx[i]->async_fd;
+		pf[n++].events = POLLIN;
+	}
+	if (poll(pf, n, ms) <= 0)
+		return;
+	if (pf[0].revents & POLLIN) {
+		if (!rdma_get_cm_event(cch, &ev)) {
+			cm_handle(ev);
+			rdma_ack_cm_event(ev);
+		}
+	}
+	if (pf[1].revents & POLLIN) {
+		if (!rdma_get_cm_event(lch, &ev)) {
+			cm_handle(ev);
+			rdma_ack_cm_event(ev);
+		}
+	}
+	for (i = 2; i < n; i++)
+		if (pf[i].revents & POLLIN)
+			async_drain(nb_ctx[i - 2]);
+}
+
+static bool wait_flag(const bool *flag, const int *failed, int ms)
+{
+	long end = now_ms() + ms;
+
+	while (!*flag && !(failed && *failed) && now_ms() < end)
+		pump(50);
+	return *flag;
+}
+
+static bool wait_async(struct side *s, enum ibv_event_type t, int ms)
+{
+	long end = now_ms() + ms;
+
+	while (!s->ev[t] && now_ms() < end)
+		pump(50);
+	return s->ev[t] > 0;
+}
+
+static struct ibv_mr *side_reg(struct side *s, void *buf, size_t len,
+			       int access)
+{
+	struct ibv_mr *mr;
+
+	if (s->nmr == MAX_MRS)
+		return NULL;
+	mr = ibv_reg_mr(s->pd, buf, len, access);
+	if (!mr)
+		diag("%s: ibv_reg_mr(%zu bytes): %s", s->name, len,
+		     strerror(errno));
+	else
+		s->mr[s->nmr++] = mr;
+	return mr;
+}
+
+/* Deregister one MR now (it leaves the side's list). */
+static int side_dereg(struct side *s, struct ibv_mr *mr)
+{
+	int i;
+
+	for (i = 0; i < s->nmr; i++) {
+		if (s->mr[i] != mr)
+			continue;
+		s->mr[i] = s->mr[--s->nmr];
+		return ibv_dereg_mr(mr);
+	}
+	return EINVAL;
+}
+
+struct qp_opts {
+	uint32_t send_wr;
+	uint32_t recv_wr;
+};
+
+static const struct qp_opts qp_default = { .send_wr = 16, .recv_wr = 16 };
+
+/* PD, CQs and QP on the side's cm_id (its device is known by now). */
+static bool side_setup(struct side *s, const struct qp_opts *o)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = {
+			.max_send_wr = o->send_wr,
+			.max_recv_wr = o->recv_wr,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+	struct ibv_context *ctx = s->id->verbs;
+	struct ibv_device_attr da;
+
+	if (ibv_query_device(ctx, &da)) {
+		diag("%s: ibv_query_device: %s", s->name, strerror(errno));
+		return false;
+	}
+	qa.cap.max_send_sge = da.max_sge;
+	qa.cap.max_recv_sge = da.max_sge;
+	async_nonblock(ctx);
+	async_drain(ctx);
+	s->pd = ibv_alloc_pd(ctx);
+	s->pd2 = ibv_alloc_pd(ctx);
+	s->scq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(ctx, 1024, NULL, NULL, 0);
+	if (!s->pd || !s->pd2 || !s->scq || !s->rcq) {
+		diag("%s: PD/CQ: %s", s->name, strerror(errno));
+		return false;
+	}
+	qa.send_cq = s->scq;
+	qa.recv_cq = s->rcq;
+	if (rdma_create_qp(s->id, s->pd, &qa)) {
+		diag("%s: rdma_create_qp: %s", s->name, strerror(errno));
+		return false;
+	}
+	s->qp = s->id->qp;
+	return true;
+}
+
+static void side_free(struct side *s)
+{
+	int i;
+
+	if (s->qp)
+		rdma_destroy_qp(s->id);
+	s->qp = NULL;
+	for (i = 0; i < s->nmr; i++)
+		ibv_dereg_mr(s->mr[i]);
+	s->nmr = 0;
+	if (s->scq)
+		ibv_destroy_cq(s->scq);
+	if (s->rcq)
+		ibv_destroy_cq(s->rcq);
+	if (s->pd2)
+		ibv_dealloc_pd(s->pd2);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->id)
+		rdma_destroy_id(s->id);
+	memset(&s->id, 0, sizeof(*s) - offsetof(struct side, id));
+}
+
+static void sockaddr_of(struct sockaddr_in *sa, const char *ip, int p)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons(p);
+	inet_pton(AF_INET, ip, &sa->sin_addr);
+}
+
+/* Client: resolve, create its QP (INIT).  The server end waits. */
+static bool conn_prepare(const struct qp_opts *o)
+{
+	struct sockaddr_in src, dst;
+
+	sockaddr_of(&src, cli_ip, 0);
+	sockaddr_of(&dst, srv_ip, port);
+	if (rdma_create_id(cch, &cli.id, NULL, RDMA_PS_TCP))
+		return false;
+	if (rdma_resolve_addr(cli.id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&dst, 5000) ||
+	    !wait_flag(&cli.addr_ok, &cli.failed, T_CM))
+		return false;
+	if (rdma_resolve_route(cli.id, 5000) ||
+	    !wait_flag(&cli.route_ok, &cli.failed, T_CM))
+		return false;
+	return side_setup(&cli, o);
+}
+
+static const struct rdma_conn_param conn_param = {
+	.initiator_depth = 8,
+	.responder_resources = 8,
+	.retry_count = 7,
+	.rnr_retry_count = 7,
+};
+
+/* Connect; the server end gets its request and its QP. */
+static bool conn_request(const struct qp_opts *o, const void *pd, uint8_t len)
+{
+	struct rdma_conn_param p = conn_param;
+
+	p.private_data = pd;
+	p.private_data_len = len;
+	if (rdma_connect(cli.id, &p)) {
+		diag("rdma_connect: %s", strerror(errno));
+		return false;
+	}
+	if (!wait_flag(&srv.requested, NULL, T_CM)) {
+		diag("no connect request at the server");
+		return false;
+	}
+	return side_setup(&srv, o);
+}
+
+static bool conn_accept(const void *pd, uint8_t len)
+{
+	struct rdma_conn_param p = conn_param;
+
+	p.private_data = pd;
+	p.private_data_len = len;
+	if (rdma_accept(srv.id, &p)) {
+		diag("rdma_accept: %s", strerror(errno));
+		return false;
+	}
+	return wait_flag(&cli.established, &cli.failed, T_CM) &&
+		wait_flag(&srv.established, &srv.failed, T_CM);
+}
+
+static bool conn_open(const struct qp_opts *o)
+{
+	bool up = conn_prepare(o) && conn_request(o, NULL, 0) &&
+		conn_accept(NULL, 0);
+
+	if (!up)
+		ok(false, "connection established");
+	return up;
+}
+
+/* Disconnect if still connected (both ends must see it), free both ends. */
+static void conn_close(void)
+{
+	if (cli.established && !cli.disconnected && !srv.disconnected &&
+	    !cli.failed) {
+		rdma_disconnect(cli.id);
+		wait_flag(&cli.disconnected, NULL, T_CM);
+		wait_flag(&srv.disconnected, NULL, T_CM);
+		if (!cli.disconnected || !srv.disconnected)
+			ok(false, "orderly disconnect seen by both ends");
+	}
+	side_free(&cli);
+	side_free(&srv);
+}
+
+/* ---- posting and completions -------------------------------------------- */
+
+static int post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id,
+		struct ibv_sge *sg, int nsge, uint32_t rkey, uint64_t raddr,
+		unsigned int flags)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = id,
+		.sg_list = sg,
+		.num_sge = nsge,
+		.opcode = op,
+		.send_flags = flags,
+	}, *bad = NULL;
+
+	wr.wr.rdma.rkey = rkey;
+	wr.wr.rdma.remote_addr = raddr;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int post_recv(struct ibv_qp *qp, uint64_t id, struct ibv_sge *sg,
+		     int nsge)
+{
+	struct ibv_recv_wr wr = {
+		.wr_id = id,
+		.sg_list = sg,
+		.num_sge = nsge,
+	}, *bad = NULL;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static struct ibv_sge sge(struct ibv_mr *mr, void *addr, uint32_t len)
+{
+	struct ibv_sge s = {
+		.addr = (uintptr_t)addr,
+		.length = len,
+		.lkey = mr->lkey,
+	};
+
+	return s;
+}
+
+static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	long end = now_ms() + ms;
+	int got = 0, r;
+
+	while (got < n) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return got;
+		got += r;
+		if (got == n || now_ms() > end)
+			break;
+		if (!r)
+			pump(1);
+	}
+	return got;
+}
+
+/* nothing more on cq within ms */
+static bool cq_quiet(struct ibv_cq *cq, int ms)
+{
+	struct ibv_wc wc;
+	int n = poll_n(cq, &wc, 1, ms);
+
+	if (n)
+		diag("unexpected completion: wr_id %" PRIu64 " %s",
+		     wc.wr_id, ibv_wc_status_str(wc.status));
+	return !n;
+}
+
+/* one completion on cq: wr_id, status and (if bytes >= 0) byte_len */
+static bool expect_wc(struct ibv_cq *cq, uint64_t id,
+		      enum ibv_wc_status st, long bytes, int ms,
+		      const char *what)
+{
+	struct ibv_wc wc;
+	bool good;
+
+	if (poll_n(cq, &wc, 1, ms) != 1) {
+		ok(false, "%s: %s (no completion)", what,
+		   ibv_wc_status_str(st));
+		return false;
+	}
+	good = wc.wr_id == id && wc.status == st &&
+		(bytes < 0 || wc.byte_len == (uint32_t)bytes);
+	ok(good, "%s: wr_id %" PRIu64 " %s%s", what, id, ibv_wc_status_str(st),
+	   bytes >= 0 ? ", byte_len as sent" : "");
+	if (!good)
+		diag("got wr_id %" PRIu64 " %s (%d) byte_len %u vendor_err %u",
+		     wc.wr_id, ibv_wc_status_str(wc.status), wc.status,
+		     wc.byte_len, wc.vendor_err);
+	return good;
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return (enum ibv_qp_state)-1;
+	return a.qp_state;
+}
+
+static const char *state_str(enum ibv_qp_state s)
+{
+	static const char * const n[] = {
+		"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"
+	};
+
+	return (unsigned int)s < 7 ? n[s] : "?";
+}
+
+static void expect_state(struct side *s, enum ibv_qp_state want,
+			 const char *what)
+{
+	enum ibv_qp_state st = qp_state(s->qp);
+
+	ok(st == want, "%s: %s QP in %s (ibv_query_qp: %s)", what, s->name,
+	   state_str(want), state_str(st));
+}
+
+/* ---- SQ full ------------------------------------------------------------ */
+
+/*
+ * Before the connection exists the QP is in INIT and keeps what is posted
+ * (iWARP verbs allow that): a chain longer than the SQ fills it, the call
+ * fails with ENOMEM and bad_wr names the first WR not posted; the posted
+ * ones run once connected (zero-length Sends into posted receives).
+ */
+static void t_sq_full(void)
+{
+	struct ibv_send_wr wr[64], *bad = NULL;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_wc wc[64];
+	uint32_t n, i, good;
+	int rv, got;
+
+	if (!conn_prepare(&(struct qp_opts){ .send_wr = 8, .recv_wr = 16 })) {
+		ok(false, "SQ full: client QP created");
+		conn_close();
+		return;
+	}
+	ibv_query_qp(cli.qp, &a, IBV_QP_CAP, &ia);
+	n = ia.cap.max_send_wr;
+	ok(n >= 8 && n <= 62, "SQ full: max_send_wr %u (asked for 8)", n);
+	if (n < 8 || n > 62) {
+		conn_close();
+		return;
+	}
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < n + 2; i++) {
+		wr[i].wr_id = 1000 + i;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i + 1 < n + 2 ? &wr[i + 1] : NULL;
+	}
+	rv = ibv_post_send(cli.qp, wr, &bad);
+	ok(rv == ENOMEM, "SQ full: posting %u WRs on a %u-slot SQ fails with ENOMEM (got %s)",
+	   n + 2, n, rv ? strerror(rv) : "success");
+	ok(bad == &wr[n], "SQ full: bad_wr is the first WR not posted (index %ld, want %u)",
+	   bad ? (long)(bad - wr) : -1L, n);
+	rv = ibv_post_send(cli.qp, &wr[n + 1], &bad);
+	ok(rv == ENOMEM && bad == &wr[n + 1],
+	   "SQ full: one more WR alone fails with ENOMEM too");
+
+	if (!conn_request(&qp_default, NULL, 0)) {
+		conn_close();
+		return;
+	}
+	for (i = 0; i < n; i++)
+		post_recv(srv.qp, 2000 + i, NULL, 0);
+	if (!conn_accept(NULL, 0)) {
+		ok(false, "SQ full: connection established");
+		conn_close();
+		return;
+	}
+	got = poll_n(cli.scq, wc, n, T_WC);
+	for (i = 0, good = 0; i < (uint32_t)got; i++)
+		good += wc[i].status == IBV_WC_SUCCESS &&
+			wc[i].wr_id == 1000 + i && wc[i].opcode == IBV_WC_SEND;
+	ok(got == (int)n && good == n,
+	   "SQ full: the %u WRs posted complete in order once connected (%d of %d)",
+	   n, good, got);
+	got = poll_n(srv.rcq, wc, n, T_WC);
+	for (i = 0, good = 0; i < (uint32_t)got; i++)
+		good += wc[i].status == IBV_WC_SUCCESS &&
+			wc[i].wr_id == 2000 + i && wc[i].byte_len == 0 &&
+			wc[i].opcode == IBV_WC_RECV;
+	ok(got == (int)n && good == n,
+	   "SQ full: the peer receives %u zero-length Sends (%d of %d)", n,
+	   good, got);
+	ok(cq_quiet(cli.scq, 200), "SQ full: nothing else completes");
+	conn_close();
+	check_counts("SQ full");
+}
+
+/* ---- local protection errors -------------------------------------------- */
+
+enum lkey_case { LK_BAD_INDEX, LK_OTHER_PD, LK_OUTSIDE, LK_READ_NO_LW };
+
+static void t_lkey(enum lkey_case c)
+{
+	static const char * const names[] = {
+		[LK_BAD_INDEX] = "lkey naming no MR",
+		[LK_OTHER_PD] = "lkey of an MR of another PD",
+		[LK_OUTSIDE] = "SGE reaching past its MR's end",
+		[LK_READ_NO_LW] = "Read into an MR without local write",
+	};
+	const char *what = names[c];
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	struct ibv_mr *cmr, *omr = NULL, *smr;
+	struct ibv_sge sg, rs;
+	char msg[160];
+	int rv;
+
+	if (!cbuf || !sbuf || !conn_open(&qp_default))
+		goto out;
+	cmr = side_reg(&cli, cbuf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	smr = side_reg(&srv, sbuf, 8192, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!cmr || !smr)
+		goto out;
+	rs = sge(smr, sbuf, 8192);
+	post_recv(srv.qp, 50, &rs, 1);
+	post_recv(srv.qp, 51, &rs, 1);
+	sg = sge(cmr, cbuf, 100);
+	switch (c) {
+	case LK_BAD_INDEX:
+		/* another STag index; the key byte is the MR's own */
+		sg.lkey = cmr->lkey ^ 0x7f00;
+		break;
+	case LK_OTHER_PD:
+		omr = ibv_reg_mr(cli.pd2, cbuf + 16384, 4096,
+				 IBV_ACCESS_LOCAL_WRITE);
+		if (!omr)
+			goto out;
+		cli.mr[cli.nmr++] = omr;
+		sg = sge(omr, cbuf + 16384, 100);
+		break;
+	case LK_OUTSIDE:
+		sg = sge(cmr, cbuf + 8192 - 50, 100);
+		break;
+	case LK_READ_NO_LW:
+		omr = side_reg(&cli, cbuf + 16384, 4096, 0);
+		if (!omr)
+			goto out;
+		sg = sge(omr, cbuf + 16384, 100);
+		break;
+	}
+	if (c == LK_READ_NO_LW)
+		rv = post(cli.qp, IBV_WR_RDMA_READ, 1, &sg, 1, smr->rkey,
+			  (uintptr_t)sbuf, IBV_SEND_SIGNALED);
+	else
+		rv = post(cli.qp, IBV_WR_SEND, 1, &sg, 1, 0, 0,
+			  IBV_SEND_SIGNALED);
+	ok(!rv, "%s: posted (errors show in the completion)", what);
+	snprintf(msg, sizeof(msg), "%s", what);
+	expect_wc(cli.scq, 1, IBV_WC_LOC_PROT_ERR, -1, T_WC, msg);
+	/* a good WR behind it is flushed */
+	sg = sge(cmr, cbuf, 10);
+	rv = post(cli.qp, IBV_WR_SEND, 2, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	snprintf(msg, sizeof(msg), "%s: the next WR", what);
+	expect_wc(cli.scq, 2, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	ok(wait_flag(&cli.disconnected, NULL, T_CM) &&
+	   wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: both ends see RDMA_CM_EVENT_DISCONNECTED", what);
+	expect_state(&cli, IBV_QPS_ERR, what);
+	expect_state(&srv, IBV_QPS_ERR, what);
+	snprintf(msg, sizeof(msg), "%s: peer's receive", what);
+	expect_wc(srv.rcq, 50, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	expect_wc(srv.rcq, 51, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	ok(cq_quiet(srv.rcq, 100) && cq_quiet(cli.scq, 100),
+	   "%s: nothing else completes", what);
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts(what);
+}
+
+/* ---- remote access violations ------------------------------------------- */
+
+enum acc_case {
+	AC_WRITE_RO, AC_WRITE_BOUNDS, AC_WRITE_DEREG, AC_WRITE_KEY,
+	AC_WRITE_INVALIDATED, AC_READ_NO_RR, AC_WRITE_BIG,
+};
+
+/*
+ * The responder refuses with a Terminate; at the requester the oldest WR
+ * still outstanding completes with IBV_WC_REM_ACCESS_ERR (the Write itself
+ * completed when TCP took it, so a signaled Read behind it is what is
+ * outstanding), a fenced WR behind that is flushed, and both QPs end in ERR
+ * with IBV_EVENT_QP_ACCESS_ERR.  Nothing in the responder's MR changes.
+ */
+static void t_access(enum acc_case c)
+{
+	static const char * const names[] = {
+		[AC_WRITE_RO] = "Write to a read-only MR",
+		[AC_WRITE_BOUNDS] = "Write reaching past the MR's end",
+		[AC_WRITE_DEREG] = "Write to a deregistered MR's rkey",
+		[AC_WRITE_KEY] = "Write with a wrong key byte in the rkey",
+		[AC_WRITE_INVALIDATED] =
+			"Write to an rkey invalidated by Send with Invalidate",
+		[AC_READ_NO_RR] = "Read from an MR without remote read",
+		[AC_WRITE_BIG] = "32 MiB Write (alone) to a read-only MR",
+	};
+	const char *what = names[c];
+	size_t slen = c == AC_WRITE_BIG ? 32 * MIB : 65536;
+	char *cbuf = big_alloc(slen), *sbuf = big_alloc(65536);
+	char *sref = big_alloc(65536);
+	struct ibv_mr *cmr, *smr, *tmr = NULL;
+	struct ibv_send_wr wr[4], *bad = NULL;
+	struct ibv_sge sg[4], rs;
+	struct ibv_wc wc;
+	uint32_t rkey = 0;
+	uint64_t raddr = 0;
+	uint64_t read_id = 11;
+	char msg[200];
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ;
+	int i, rv, nwr = 0;
+
+	if (!cbuf || !sbuf || !sref || !conn_open(&qp_default))
+		goto out;
+	fill(sbuf, 65536, 7 + c);
+	memcpy(sref, sbuf, 65536);
+	fill(cbuf, slen, 100 + c);
+	cmr = side_reg(&cli, cbuf, slen, IBV_ACCESS_LOCAL_WRITE);
+	/* the region the test reads from, readable by the peer */
+	smr = side_reg(&srv, sbuf, 16384, access);
+	if (!cmr || !smr)
+		goto out;
+	rs = sge(smr, sbuf + 4096, 4096);
+	/* receives (flushed in the end, or taking the Send with Invalidate) */
+	post_recv(srv.qp, 60, &rs, 1);
+	post_recv(srv.qp, 61, &rs, 1);
+	switch (c) {
+	case AC_WRITE_RO:
+	case AC_WRITE_BIG:
+		tmr = side_reg(&srv, sbuf + 16384, 8192,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+		raddr = (uintptr_t)sbuf + 16384;
+		break;
+	case AC_WRITE_BOUNDS:
+		tmr = side_reg(&srv, sbuf + 16384, 8192, access);
+		raddr = (uintptr_t)sbuf + 16384 + 8192 - 100;
+		break;
+	case AC_WRITE_DEREG:
+		tmr = side_reg(&srv, sbuf + 16384, 8192, access);
+		if (tmr) {
+			rkey = tmr->rkey;
+			side_dereg(&srv, tmr);
+			tmr = NULL;
+		}
+		raddr = (uintptr_t)sbuf + 16384;
+		break;
+	case AC_WRITE_KEY:
+		tmr = side_reg(&srv, sbuf + 16384, 8192, access);
+		if (tmr)
+			rkey = tmr->rkey ^ 0x5a;
+		raddr = (uintptr_t)sbuf + 16384;
+		break;
+	case AC_WRITE_INVALIDATED:
+		tmr = side_reg(&srv, sbuf + 16384, 8192, access);
+		raddr = (uintptr_t)sbuf + 16384;
+		break;
+	case AC_READ_NO_RR:
+		tmr = side_reg(&srv, sbuf + 16384, 8192,
+			       IBV_ACCESS_LOCAL_WRITE |
+			       IBV_ACCESS_REMOTE_WRITE);
+		raddr = (uintptr_t)sbuf + 16384;
+		break;
+	}
+	if (!rkey && !tmr)
+		goto out;
+	if (!rkey)
+		rkey = tmr->rkey;
+
+	memset(wr, 0, sizeof(wr));
+	if (c == AC_WRITE_INVALIDATED) {
+		/* the responder's MR invalidated by the Send's arrival */
+		wr[nwr].wr_id = 10;
+		wr[nwr].opcode = IBV_WR_SEND_WITH_INV;
+		wr[nwr].invalidate_rkey = rkey;
+		wr[nwr].send_flags = IBV_SEND_SIGNALED;
+		nwr++;
+	}
+	if (c == AC_READ_NO_RR) {
+		sg[nwr] = sge(cmr, cbuf, 4096);
+		wr[nwr].wr_id = read_id;
+		wr[nwr].opcode = IBV_WR_RDMA_READ;
+		wr[nwr].send_flags = IBV_SEND_SIGNALED;
+	} else {
+		sg[nwr] = sge(cmr, cbuf, c == AC_WRITE_BIG ? slen : 4096);
+		wr[nwr].wr_id = c == AC_WRITE_BIG ? read_id : 12;
+		wr[nwr].opcode = IBV_WR_RDMA_WRITE;
+		/* unsignaled: done when TCP has it, blamed or not */
+		wr[nwr].send_flags = c == AC_WRITE_BIG ? IBV_SEND_SIGNALED : 0;
+	}
+	wr[nwr].sg_list = &sg[nwr];
+	wr[nwr].num_sge = 1;
+	wr[nwr].wr.rdma.rkey = rkey;
+	wr[nwr].wr.rdma.remote_addr = raddr;
+	nwr++;
+	if (c != AC_READ_NO_RR && c != AC_WRITE_BIG) {
+		/* a good Read behind the Write: outstanding when refused */
+		sg[nwr] = sge(cmr, cbuf + 8192, 64);
+		wr[nwr].wr_id = read_id;
+		wr[nwr].opcode = IBV_WR_RDMA_READ;
+		wr[nwr].send_flags = IBV_SEND_SIGNALED;
+		wr[nwr].sg_list = &sg[nwr];
+		wr[nwr].num_sge = 1;
+		wr[nwr].wr.rdma.rkey = smr->rkey;
+		wr[nwr].wr.rdma.remote_addr = (uintptr_t)sbuf;
+		nwr++;
+	}
+	if (c != AC_WRITE_BIG) {
+		/* fenced: waits for the Read, then is flushed */
+		sg[nwr] = sge(cmr, cbuf, 16);
+		wr[nwr].wr_id = 13;
+		wr[nwr].opcode = IBV_WR_SEND;
+		wr[nwr].send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE;
+		wr[nwr].sg_list = &sg[nwr];
+		wr[nwr].num_sge = 1;
+		nwr++;
+	}
+	for (i = 0; i + 1 < nwr; i++)
+		wr[i].next = &wr[i + 1];
+	rv = ibv_post_send(cli.qp, wr, &bad);
+	ok(!rv, "%s: the chain is posted", what);
+	if (rv)
+		goto out;
+
+	if (c == AC_WRITE_INVALIDATED) {
+		expect_wc(cli.scq, 10, IBV_WC_SUCCESS, -1, T_WC,
+			  "Send with Invalidate");
+		rv = poll_n(srv.rcq, &wc, 1, T_WC);
+		ok(rv == 1 && wc.wr_id == 60 && wc.status == IBV_WC_SUCCESS &&
+		   (wc.wc_flags & IBV_WC_WITH_INV) &&
+		   wc.invalidated_rkey == rkey,
+		   "Send with Invalidate: the receive reports IBV_WC_WITH_INV and the rkey");
+		if (rv == 1 && !(wc.wr_id == 60 && wc.status == IBV_WC_SUCCESS))
+			diag("got wr_id %" PRIu64 " %s flags %#x rkey %#x",
+			     wc.wr_id, ibv_wc_status_str(wc.status),
+			     wc.wc_flags, wc.invalidated_rkey);
+	}
+	if (c == AC_WRITE_BIG) {
+		/*
+		 * 32 MiB cannot all be in TCP's hands when the Terminate
+		 * for its first segment comes back: the Write itself is
+		 * what is outstanding.
+		 */
+		expect_wc(cli.scq, read_id, IBV_WC_REM_ACCESS_ERR, -1, T_BIG,
+			  what);
+	} else {
+		if (c == AC_READ_NO_RR)
+			snprintf(msg, sizeof(msg), "%s", what);
+		else
+			snprintf(msg, sizeof(msg),
+				 "%s: the signaled Read behind it", what);
+		expect_wc(cli.scq, read_id, IBV_WC_REM_ACCESS_ERR, -1, T_WC,
+			  msg);
+		snprintf(msg, sizeof(msg), "%s: the fenced Send", what);
+		expect_wc(cli.scq, 13, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	}
+	ok(wait_async(&cli, IBV_EVENT_QP_ACCESS_ERR, T_WC),
+	   "%s: IBV_EVENT_QP_ACCESS_ERR at the requester", what);
+	if (!peer_siw)
+		ok(wait_async(&srv, IBV_EVENT_QP_ACCESS_ERR, T_WC),
+		   "%s: IBV_EVENT_QP_ACCESS_ERR at the responder", what);
+	ok(wait_flag(&cli.disconnected, NULL, T_CM) &&
+	   wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: both ends see RDMA_CM_EVENT_DISCONNECTED", what);
+	expect_state(&cli, IBV_QPS_ERR, what);
+	expect_state(&srv, IBV_QPS_ERR, what);
+	/* posted after the error: flushed */
+	sg[0] = sge(cmr, cbuf, 16);
+	post(cli.qp, IBV_WR_SEND, 14, sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	snprintf(msg, sizeof(msg), "%s: a Send posted afterwards", what);
+	expect_wc(cli.scq, 14, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	snprintf(msg, sizeof(msg), "%s: the responder's receive", what);
+	if (c != AC_WRITE_INVALIDATED)
+		expect_wc(srv.rcq, 60, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	expect_wc(srv.rcq, 61, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	ok(cq_quiet(cli.scq, 100) && cq_quiet(srv.rcq, 100),
+	   "%s: nothing else completes", what);
+	/* the Read's 64 bytes never came, the target is unchanged */
+	ok(diff_at(sbuf, sref, 65536) < 0,
+	   "%s: the responder's memory is unchanged", what);
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	free(sref);
+	check_counts(what);
+}
+
+/* ---- zero-length operations --------------------------------------------- */
+
+static void t_zero(void)
+{
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	char *cref = big_alloc(65536), *sref = big_alloc(65536);
+	struct ibv_mr *cmr, *smr;
+	struct ibv_sge rs, sg;
+	int rv;
+
+	if (!cbuf || !sbuf || !cref || !sref || !conn_open(&qp_default))
+		goto out;
+	fill(cbuf, 65536, 21);
+	fill(sbuf, 65536, 22);
+	memcpy(cref, cbuf, 65536);
+	memcpy(sref, sbuf, 65536);
+	cmr = side_reg(&cli, cbuf, 65536, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	smr = side_reg(&srv, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!cmr || !smr)
+		goto out;
+	rs = sge(smr, sbuf, 64);
+	post_recv(srv.qp, 70, &rs, 1);
+	post_recv(srv.qp, 71, NULL, 0);
+	rv = post(cli.qp, IBV_WR_SEND, 1, NULL, 0, 0, 0, IBV_SEND_SIGNALED);
+	ok(!rv, "zero-length Send posted (num_sge 0)");
+	expect_wc(cli.scq, 1, IBV_WC_SUCCESS, -1, T_WC, "zero-length Send");
+	expect_wc(srv.rcq, 70, IBV_WC_SUCCESS, 0, T_WC,
+		  "zero-length Send into a 64-byte receive");
+	sg = sge(cmr, cbuf, 0);
+	post(cli.qp, IBV_WR_SEND, 2, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 2, IBV_WC_SUCCESS, -1, T_WC,
+		  "Send of one 0-byte SGE");
+	expect_wc(srv.rcq, 71, IBV_WC_SUCCESS, 0, T_WC,
+		  "it lands in a receive without SGEs");
+	rv = post(cli.qp, IBV_WR_RDMA_WRITE, 3, NULL, 0, smr->rkey,
+		  (uintptr_t)sbuf + 100, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 3, IBV_WC_SUCCESS, -1, T_WC, "zero-length Write");
+	rv = post(cli.qp, IBV_WR_RDMA_READ, 4, NULL, 0, smr->rkey,
+		  (uintptr_t)sbuf + 200, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 4, IBV_WC_SUCCESS, 0, T_WC, "zero-length Read");
+	sg = sge(cmr, cbuf + 300, 0);
+	rv = post(cli.qp, IBV_WR_RDMA_READ, 5, &sg, 1, smr->rkey,
+		  (uintptr_t)sbuf + 300, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 5, IBV_WC_SUCCESS, 0, T_WC,
+		  "Read into one 0-byte SGE");
+	ok(diff_at(cbuf, cref, 65536) < 0 && diff_at(sbuf, sref, 65536) < 0,
+	   "zero-length operations touch no byte at either end");
+	ok(cq_quiet(cli.scq, 100) && cq_quiet(srv.rcq, 100),
+	   "zero-length operations: nothing else completes");
+	expect_state(&cli, IBV_QPS_RTS, "after zero-length operations");
+	expect_state(&srv, IBV_QPS_RTS, "after zero-length operations");
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	free(cref);
+	free(sref);
+	check_counts("zero-length operations");
+}
+
+/* ---- SGE counts --------------------------------------------------------- */
+
+static void t_sge(void)
+{
+	/* odd lengths at odd offsets, spread over two MRs */
+	static const uint32_t slen[] = { 1, 4095, 7, 65537, 300, 2 };
+	static const uint32_t rlen[] = { 50, 51, 4000, 20000, 40000, 5000 };
+	char *cbuf = big_alloc(4 * MIB), *sbuf = big_alloc(4 * MIB);
+	char *gather = big_alloc(MIB);
+	struct ibv_mr *cmr[2], *smr[2];
+	struct ibv_sge sg[8], rs[8];
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_recv_wr rw, *rbad = NULL;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_device_attr da;
+	uint32_t i, nsge, nrsge, total = 0, off;
+	int rv, access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ;
+	bool same;
+
+	if (!cbuf || !sbuf || !gather || !conn_open(&qp_default))
+		goto out;
+	ibv_query_qp(cli.qp, &a, IBV_QP_CAP, &ia);
+	nsge = ia.cap.max_send_sge;
+	ibv_query_qp(srv.qp, &a, IBV_QP_CAP, &ia);
+	nrsge = ia.cap.max_recv_sge;
+	ibv_query_device(cli.id->verbs, &da);
+	ok(nsge >= 2 && nsge <= 6 && nrsge >= 2 && nrsge <= 6,
+	   "max_send_sge %u, max_recv_sge %u, max_sge_rd %d", nsge, nrsge,
+	   da.max_sge_rd);
+	if (nsge < 2 || nsge > 6 || nrsge < 2 || nrsge > 6)
+		goto out;
+	fill(cbuf, 4 * MIB, 31);
+	cmr[0] = side_reg(&cli, cbuf, 2 * MIB, access);
+	cmr[1] = side_reg(&cli, cbuf + 2 * MIB, 2 * MIB, access);
+	smr[0] = side_reg(&srv, sbuf, 2 * MIB, access);
+	smr[1] = side_reg(&srv, sbuf + 2 * MIB, 2 * MIB, access);
+	if (!cmr[0] || !cmr[1] || !smr[0] || !smr[1])
+		goto out;
+
+	/* gather list: SGE i from MR i % 2 at an odd offset */
+	for (i = 0, off = 3; i < nsge; i++) {
+		char *p = cbuf + (i % 2) * 2 * MIB + off;
+
+		sg[i] = sge(cmr[i % 2], p, slen[i]);
+		memcpy(gather + total, p, slen[i]);
+		total += slen[i];
+		off += slen[i] + 4097;
+	}
+	/* scatter list of the same total, cut elsewhere */
+	for (i = 0, off = 0; i < nrsge; i++) {
+		uint32_t n = i + 1 < nrsge ? rlen[i] : total - off;
+		char *p = sbuf + (i % 2) * 2 * MIB + 5 + i * 70001;
+
+		rs[i] = sge(smr[i % 2], p, n);
+		off += n;
+	}
+	memset(&rw, 0, sizeof(rw));
+	rw.wr_id = 80;
+	rw.sg_list = rs;
+	rw.num_sge = nrsge;
+	rv = ibv_post_recv(srv.qp, &rw, &rbad);
+	ok(!rv, "receive with max_recv_sge (%u) SGEs posted", nrsge);
+	rv = post(cli.qp, IBV_WR_SEND, 1, sg, nsge, 0, 0, IBV_SEND_SIGNALED);
+	ok(!rv, "Send with max_send_sge (%u) SGEs posted", nsge);
+	expect_wc(cli.scq, 1, IBV_WC_SUCCESS, -1, T_WC,
+		  "Send gathered from max_send_sge SGEs");
+	expect_wc(srv.rcq, 80, IBV_WC_SUCCESS, total, T_WC,
+		  "receive scattered into max_recv_sge SGEs");
+	for (i = 0, off = 0, same = true; i < nrsge; i++) {
+		if (diff_at((void *)(uintptr_t)rs[i].addr, gather + off,
+			    rs[i].length) >= 0)
+			same = false;
+		off += rs[i].length;
+	}
+	ok(same, "Send: the %u bytes scattered are the bytes gathered",
+	   total);
+
+	/* Write gathered from max_send_sge SGEs into one remote range */
+	rv = post(cli.qp, IBV_WR_RDMA_WRITE, 2, sg, nsge, smr[1]->rkey,
+		  (uintptr_t)sbuf + 2 * MIB + 1000001, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 2, IBV_WC_SUCCESS, -1, T_WC,
+		  "Write gathered from max_send_sge SGEs");
+	/* a Read behind it returns when the Write is placed */
+	sg[6] = sge(cmr[1], cbuf + 3 * MIB + 1, total);
+	rv = post(cli.qp, IBV_WR_RDMA_READ, 3, &sg[6], 1, smr[1]->rkey,
+		  (uintptr_t)sbuf + 2 * MIB + 1000001, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 3, IBV_WC_SUCCESS, total, T_WC,
+		  "Read of it back into one SGE");
+	ok(diff_at(sbuf + 2 * MIB + 1000001, gather, total) < 0,
+	   "Write: the remote range holds the gathered bytes");
+	ok(diff_at(cbuf + 3 * MIB + 1, gather, total) < 0,
+	   "Read: the bytes read back are the gathered bytes");
+
+	/* one SGE too many: refused at post time, nothing posted */
+	memset(&wr, 0, sizeof(wr));
+	sg[nsge] = sge(cmr[0], cbuf, 8);
+	wr.wr_id = 4;
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = sg;
+	wr.num_sge = nsge + 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	rv = ibv_post_send(cli.qp, &wr, &bad);
+	ok(rv == EINVAL && bad == &wr,
+	   "Send with max_send_sge + 1 SGEs fails with EINVAL, bad_wr set (got %s)",
+	   rv ? strerror(rv) : "success");
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.rkey = smr[0]->rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)sbuf;
+	bad = NULL;
+	rv = ibv_post_send(cli.qp, &wr, &bad);
+	ok(rv == EINVAL && bad == &wr,
+	   "Write with max_send_sge + 1 SGEs fails with EINVAL (got %s)",
+	   rv ? strerror(rv) : "success");
+	if (da.max_sge_rd >= 1 && (uint32_t)da.max_sge_rd < nsge) {
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.num_sge = da.max_sge_rd + 1;
+		bad = NULL;
+		rv = ibv_post_send(cli.qp, &wr, &bad);
+		ok(rv == EINVAL && bad == &wr,
+		   "Read with max_sge_rd + 1 SGEs fails with EINVAL (got %s)",
+		   rv ? strerror(rv) : "success");
+	}
+	rs[nrsge] = sge(smr[0], sbuf, 8);
+	rw.num_sge = nrsge + 1;
+	rw.wr_id = 81;
+	rbad = NULL;
+	rv = ibv_post_recv(srv.qp, &rw, &rbad);
+	ok(rv == EINVAL && rbad == &rw,
+	   "receive with max_recv_sge + 1 SGEs fails with EINVAL (got %s)",
+	   rv ? strerror(rv) : "success");
+	ok(cq_quiet(cli.scq, 100) && cq_quiet(srv.rcq, 100),
+	   "refused WRs leave no completion");
+	expect_state(&cli, IBV_QPS_RTS, "after refused WRs");
+	/* and the QP still works */
+	post_recv(srv.qp, 82, rs, 1);
+	post(cli.qp, IBV_WR_SEND, 5, sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 5, IBV_WC_SUCCESS, -1, T_WC,
+		  "a Send after the refused WRs");
+	expect_wc(srv.rcq, 82, IBV_WC_SUCCESS, slen[0], T_WC,
+		  "its receive");
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	free(gather);
+	check_counts("SGE counts");
+}
+
+/* ---- large and odd sizes ------------------------------------------------ */
+
+static void t_large(void)
+{
+	static const size_t odd[] = { 1, 4097, 1000003 };
+	const size_t big = 64 * MIB;
+	size_t len = big + 8192;
+	char *cbuf = big_alloc(len), *sbuf = big_alloc(len);
+	struct ibv_mr *cmr, *smr;
+	struct ibv_sge sg, rs;
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ;
+	unsigned int k;
+	long t0;
+
+	if (!cbuf || !sbuf || !conn_open(&qp_default))
+		goto out;
+	cmr = side_reg(&cli, cbuf, len, access);
+	smr = side_reg(&srv, sbuf, len, access);
+	if (!cmr || !smr)
+		goto out;
+	for (k = 0; k < 4; k++) {
+		size_t n = k < 3 ? odd[k] : big;
+		size_t co = k < 3 ? 4093 + k : 0, so = k < 3 ? 13 * k + 1 : 0;
+		char name[64];
+
+		snprintf(name, sizeof(name), "%zu bytes", n);
+		t0 = now_ms();
+		/* Send */
+		fill(cbuf + co, n, 40 + k);
+		memset(sbuf, 0, len);
+		rs = sge(smr, sbuf + so, n);
+		post_recv(srv.qp, 90 + k, &rs, 1);
+		sg = sge(cmr, cbuf + co, n);
+		post(cli.qp, IBV_WR_SEND, 1, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+		expect_wc(cli.scq, 1, IBV_WC_SUCCESS, -1, T_BIG, "Send");
+		expect_wc(srv.rcq, 90 + k, IBV_WC_SUCCESS, n, T_BIG, name);
+		ok(diff_at(sbuf + so, cbuf + co, n) < 0 &&
+		   !sbuf[so + n] && (!so || !sbuf[so - 1]),
+		   "Send of %s: bytes compared, nothing beyond", name);
+		/* Write */
+		fill(cbuf + co, n, 50 + k);
+		memset(sbuf, 0, len);
+		post(cli.qp, IBV_WR_RDMA_WRITE, 2, &sg, 1, smr->rkey,
+		     (uintptr_t)sbuf + so, IBV_SEND_SIGNALED);
+		expect_wc(cli.scq, 2, IBV_WC_SUCCESS, -1, T_BIG, "Write");
+		/* a 1-byte Read behind it: the Write is placed when it returns */
+		rs = sge(cmr, cbuf + len - 1, 1);
+		post(cli.qp, IBV_WR_RDMA_READ, 3, &rs, 1, smr->rkey,
+		     (uintptr_t)sbuf, IBV_SEND_SIGNALED);
+		expect_wc(cli.scq, 3, IBV_WC_SUCCESS, 1, T_BIG,
+			  "1-byte Read behind the Write");
+		ok(diff_at(sbuf + so, cbuf + co, n) < 0 && !sbuf[so + n] &&
+		   (!so || !sbuf[so - 1]),
+		   "Write of %s: bytes compared, nothing beyond", name);
+		/* Read */
+		fill(sbuf + so, n, 60 + k);
+		memset(cbuf, 0, len);
+		post(cli.qp, IBV_WR_RDMA_READ, 4, &sg, 1, smr->rkey,
+		     (uintptr_t)sbuf + so, IBV_SEND_SIGNALED);
+		expect_wc(cli.scq, 4, IBV_WC_SUCCESS, n, T_BIG, "Read");
+		ok(diff_at(cbuf + co, sbuf + so, n) < 0 && !cbuf[co + n] &&
+		   (!co || !cbuf[co - 1]),
+		   "Read of %s: bytes compared, nothing beyond", name);
+		diag("%s: Send, Write, Read in %ld ms", name,
+		     now_ms() - t0);
+	}
+	ok(cq_quiet(cli.scq, 100) && cq_quiet(srv.rcq, 100),
+	   "large messages: nothing else completes");
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts("large messages");
+}
+
+/* ---- a process killed in the middle of a stream -------------------------- */
+
+struct remote {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+#define K_SEND		(128 * 1024)	/* Send size in the stream */
+#define K_WRITE		MIB		/* Write size */
+#define K_RECVS		64		/* receives kept posted */
+
+/*
+ * The child: the client end, in its own process.  "send": streams Writes
+ * and Sends to the server until killed.  "recv": posts receives, names a
+ * Write target in its private data and takes what comes until killed.
+ */
+static int child_main(const char *mode)
+{
+	struct qp_opts o = { .send_wr = 32, .recv_wr = K_RECVS };
+	bool sender = !strcmp(mode, "send");
+	size_t len = 16 * MIB;
+	char *buf = big_alloc(len);
+	struct remote r = { 0 }, me;
+	struct ibv_mr *mr;
+	struct ibv_sge sg;
+	struct ibv_wc wc[16];
+	uint64_t id = 0;
+	int i, n, out = 0;
+
+	cch = rdma_create_event_channel();
+	lch = rdma_create_event_channel();	/* unused: pump polls it */
+	if (!buf || !cch || !lch || !conn_prepare(&o)) {
+		fprintf(stderr, "child: no client QP\n");
+		return 2;
+	}
+	mr = side_reg(&cli, buf, len, IBV_ACCESS_LOCAL_WRITE |
+		      IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return 2;
+	if (!sender)
+		for (i = 0; i < K_RECVS; i++) {
+			sg = sge(mr, buf + (size_t)i * K_SEND, K_SEND);
+			post_recv(cli.qp, i, &sg, 1);
+		}
+	me.addr = (uintptr_t)buf + 8 * MIB;
+	me.rkey = mr->rkey;
+	me.len = 8 * MIB;
+	if (rdma_connect(cli.id, &(struct rdma_conn_param){
+			.initiator_depth = 8, .responder_resources = 8,
+			.private_data = &me, .private_data_len = sizeof(me) }))
+		return 2;
+	if (!wait_flag(&cli.established, &cli.failed, T_CM)) {
+		fprintf(stderr, "child: not established\n");
+		return 2;
+	}
+	memcpy(&r, cli.pdata, sizeof(r));
+	for (;;) {
+		if (sender) {
+			while (out < 16) {
+				bool w = id % 2;
+
+				sg = sge(mr, buf, w ? K_WRITE : K_SEND);
+				if (post(cli.qp, w ? IBV_WR_RDMA_WRITE :
+					 IBV_WR_SEND, id, &sg, 1, r.rkey,
+					 r.addr, IBV_SEND_SIGNALED))
+					return 3;
+				id++;
+				out++;
+			}
+			n = ibv_poll_cq(cli.scq, 16, wc);
+		} else {
+			n = ibv_poll_cq(cli.rcq, 16, wc);
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS)
+				return 4;
+			if (sender) {
+				out--;
+			} else {
+				sg = sge(mr, buf + wc[i].wr_id * K_SEND,
+					 K_SEND);
+				post_recv(cli.qp, wc[i].wr_id, &sg, 1);
+			}
+		}
+		if (!n)
+			usleep(200);
+	}
+}
+
+static pid_t spawn_child(const char *mode)
+{
+	char p[16];
+	pid_t pid;
+
+	snprintf(p, sizeof(p), "%d", port);
+	pid = fork();
+	if (pid)
+		return pid;
+	execl("/proc/self/exe", "semantics", "--child", mode, "-c", cli_ip,
+	      "-s", srv_ip, "-p", p, (char *)NULL);
+	_exit(127);
+}
+
+/* Wait for the connection request of the child; accept it. */
+static bool accept_child(const struct qp_opts *o, const void *pd,
+			 uint8_t len, void (*before)(void))
+{
+	if (!wait_flag(&srv.requested, NULL, T_CM)) {
+		diag("no connect request from the child");
+		return false;
+	}
+	if (!side_setup(&srv, o))
+		return false;
+	if (before)
+		before();
+	if (rdma_accept(srv.id, &(struct rdma_conn_param){
+			.initiator_depth = 8, .responder_resources = 8,
+			.private_data = pd, .private_data_len = len })) {
+		diag("rdma_accept: %s", strerror(errno));
+		return false;
+	}
+	if (!wait_flag(&srv.established, &srv.failed, T_CM)) {
+		diag("the child's connection is not established");
+		return false;
+	}
+	return true;
+}
+
+static char *kbuf;
+static struct ibv_mr *kmr;
+
+static void kill_recv_setup(void)
+{
+	struct ibv_sge sg;
+	int i;
+
+	kmr = side_reg(&srv, kbuf, 16 * MIB, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
+	for (i = 0; kmr && i < K_RECVS; i++) {
+		sg = sge(kmr, kbuf + (size_t)i * K_SEND, K_SEND);
+		post_recv(srv.qp, i, &sg, 1);
+	}
+}
+
+static bool reap_child(pid_t pid, const char *what)
+{
+	int status = 0;
+	pid_t w = waitpid(pid, &status, 0);
+	bool killed = w == pid && WIFSIGNALED(status) &&
+		WTERMSIG(status) == SIGKILL;
+
+	ok(killed, "%s: the child died of SIGKILL (status %#x)", what,
+	   status);
+	return killed;
+}
+
+/* uverbs contexts back to what this process holds */
+static void check_contexts(long base, const char *what)
+{
+	long v = -1;
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		v = kiwi_count("ucontexts");
+		if (v == base)
+			break;
+		usleep(100000);
+	}
+	ok(v == base, "%s: the child's verbs context is released (ucontexts %ld, want %ld)",
+	   what, v, base);
+}
+
+/* The child streams Sends and Writes to us and is killed. */
+static void t_kill_sender(void)
+{
+	const char *what = "killed sender";
+	struct remote me;
+	struct ibv_wc wc[16];
+	struct ibv_sge sg;
+	long base = kiwi_count("ucontexts"), end;
+	int got = 0, flushed = 0, other = 0, posted = K_RECVS, n, i;
+	pid_t pid;
+
+	kbuf = big_alloc(16 * MIB);
+	if (!kbuf)
+		return;
+	pid = spawn_child("send");
+	me.addr = (uintptr_t)kbuf + 8 * MIB;
+	me.len = 8 * MIB;
+	/* the rkey is known once registered: send it in the accept */
+	if (!wait_flag(&srv.requested, NULL, T_CM) ||
+	    !side_setup(&srv, &(struct qp_opts){ 16, K_RECVS })) {
+		ok(false, "%s: the child connects", what);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	kill_recv_setup();
+	me.rkey = kmr ? kmr->rkey : 0;
+	if (!kmr || rdma_accept(srv.id, &(struct rdma_conn_param){
+			.initiator_depth = 8, .responder_resources = 8,
+			.private_data = &me, .private_data_len = sizeof(me) }) ||
+	    !wait_flag(&srv.established, &srv.failed, T_CM)) {
+		ok(false, "%s: the child connects", what);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	ok(true, "%s: the child connects", what);
+	/* take 8 Sends, reposting, then kill the child mid-stream */
+	end = now_ms() + T_BIG;
+	while (got < 8 && now_ms() < end) {
+		n = ibv_poll_cq(srv.rcq, 16, wc);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				other++;
+				continue;
+			}
+			got++;
+			sg = sge(kmr, kbuf + wc[i].wr_id * K_SEND, K_SEND);
+			post_recv(srv.qp, wc[i].wr_id, &sg, 1);
+			posted++;
+		}
+		if (!n)
+			pump(1);
+	}
+	ok(got == 8 && !other, "%s: 8 Sends of %d KiB received while Writes stream in",
+	   what, K_SEND / 1024);
+	kill(pid, SIGKILL);
+	ok(wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: RDMA_CM_EVENT_DISCONNECTED at the survivor", what);
+	/* every receive still posted completes: taken or flushed */
+	end = now_ms() + T_WC;
+	while (got + flushed + other < posted && now_ms() < end) {
+		n = ibv_poll_cq(srv.rcq, 16, wc);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_SUCCESS)
+				got++;
+			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+				flushed++;
+			else
+				other++;
+		}
+		if (!n)
+			pump(1);
+	}
+	ok(got + flushed == posted && !other && flushed > 0,
+	   "%s: all %d receives complete, %d flushed, %d taken, %d other",
+	   what, posted, flushed, got, other);
+	expect_state(&srv, IBV_QPS_ERR, what);
+	reap_child(pid, what);
+out:
+	conn_close();
+	check_contexts(base, what);
+	check_counts(what);
+	free(kbuf);
+	kbuf = NULL;
+	kmr = NULL;
+}
+
+/* We stream Writes and Sends to the child, which is killed. */
+static void t_kill_receiver(void)
+{
+	const char *what = "killed receiver";
+	struct remote r;
+	struct ibv_wc wc[16];
+	struct ibv_sge sg;
+	struct ibv_mr *mr;
+	long base = kiwi_count("ucontexts"), end;
+	int done = 0, flushed = 0, other = 0, posted = 0, acc = 0, n, i;
+	uint64_t id = 0;
+	pid_t pid;
+
+	kbuf = big_alloc(2 * MIB);
+	if (!kbuf)
+		return;
+	pid = spawn_child("recv");
+	if (!accept_child(&(struct qp_opts){ 32, 16 }, NULL, 0, NULL) ||
+	    srv.pdlen < sizeof(r)) {
+		diag("private data: %u bytes", srv.pdlen);
+		ok(false, "%s: the child connects", what);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	ok(true, "%s: the child connects", what);
+	memcpy(&r, srv.pdata, sizeof(r));
+	mr = side_reg(&srv, kbuf, 2 * MIB, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out;
+	end = now_ms() + T_BIG;
+	while (done < 8 && now_ms() < end && !other) {
+		while (posted - done - flushed - other < 16) {
+			bool w = id % 2;
+
+			sg = sge(mr, kbuf, w ? K_WRITE : K_SEND);
+			if (post(srv.qp, w ? IBV_WR_RDMA_WRITE : IBV_WR_SEND,
+				 id++, &sg, 1, r.rkey, r.addr,
+				 IBV_SEND_SIGNALED))
+				break;
+			posted++;
+		}
+		n = ibv_poll_cq(srv.scq, 16, wc);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_SUCCESS)
+				done++;
+			else
+				other++;
+		}
+		if (!n)
+			pump(1);
+	}
+	ok(done >= 8 && !other, "%s: 8 Writes and Sends done, %d outstanding",
+	   what, posted - done);
+	kill(pid, SIGKILL);
+	ok(wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: RDMA_CM_EVENT_DISCONNECTED at the survivor", what);
+	/*
+	 * The dying process's MRs may go before its QP (uverbs frees the
+	 * newest objects first): a Write arriving in between is refused
+	 * with a Terminate, and the oldest WR still outstanding here
+	 * completes with IBV_WC_REM_ACCESS_ERR.
+	 */
+	end = now_ms() + T_WC;
+	while (done + flushed + acc + other < posted && now_ms() < end) {
+		n = ibv_poll_cq(srv.scq, 16, wc);
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IBV_WC_SUCCESS)
+				done++;
+			else if (wc[i].status == IBV_WC_WR_FLUSH_ERR)
+				flushed++;
+			else if (wc[i].status == IBV_WC_REM_ACCESS_ERR)
+				acc++;
+			else
+				other++;
+			if (wc[i].status != IBV_WC_SUCCESS &&
+			    wc[i].status != IBV_WC_WR_FLUSH_ERR)
+				diag("wr_id %" PRIu64 ": %s", wc[i].wr_id,
+				     ibv_wc_status_str(wc[i].status));
+		}
+		if (!n)
+			pump(1);
+	}
+	ok(done + flushed + acc == posted && !other && acc <= 1,
+	   "%s: all %d WRs complete once: %d done, %d flushed, %d remote access error, %d other",
+	   what, posted, done, flushed, acc, other);
+	expect_state(&srv, IBV_QPS_ERR, what);
+	sg = sge(mr, kbuf, 100);
+	post(srv.qp, IBV_WR_SEND, 999, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	expect_wc(srv.scq, 999, IBV_WC_WR_FLUSH_ERR, -1, T_WC,
+		  "killed receiver: a Send posted afterwards");
+	reap_child(pid, what);
+out:
+	conn_close();
+	check_contexts(base, what);
+	check_counts(what);
+	free(kbuf);
+	kbuf = NULL;
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static bool listen_in_ns(void)
+{
+	struct sockaddr_in sa;
+	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	int ns = ns_path ? open(ns_path, O_RDONLY | O_CLOEXEC) : -1;
+	bool up = false;
+
+	if (orig < 0 || (ns_path && ns < 0)) {
+		diag("netns %s: %s", ns_path ? ns_path : "-", strerror(errno));
+		goto out;
+	}
+	/* the listener belongs to the namespace it was created in */
+	if (ns >= 0 && setns(ns, CLONE_NEWNET)) {
+		diag("setns: %s", strerror(errno));
+		goto out;
+	}
+	sockaddr_of(&sa, srv_ip, port);
+	up = !rdma_create_id(lch, &listen_id, NULL, RDMA_PS_TCP) &&
+		!rdma_bind_addr(listen_id, (struct sockaddr *)&sa) &&
+		!rdma_listen(listen_id, 8);
+	if (!up)
+		diag("listen on %s:%d: %s", srv_ip, port, strerror(errno));
+	if (ns >= 0 && setns(orig, CLONE_NEWNET)) {
+		diag("setns back: %s", strerror(errno));
+		up = false;
+	}
+out:
+	if (orig >= 0)
+		close(orig);
+	if (ns >= 0)
+		close(ns);
+	return up;
+}
+
+int main(int argc, char **argv)
+{
+	const char *child = NULL;
+	int opt;
+
+	if (argc > 2 && !strcmp(argv[1], "--child")) {
+		child = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
+	while ((opt = getopt(argc, argv, "c:s:n:p:t:P:L")) != -1) {
+		switch (opt) {
+		case 'c':
+			cli_ip = optarg;
+			break;
+		case 's':
+			srv_ip = optarg;
+			break;
+		case 'n':
+			ns_path = optarg;
+			break;
+		case 'p':
+			port = atoi(optarg);
+			break;
+		case 't':
+			tests = optarg;
+			break;
+		case 'P':
+			peer_siw = !strcmp(optarg, "siw");
+			break;
+		case 'L':
+			long_sizes = true;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-c IP] [-s IP] [-n NETNS] [-p PORT] [-t GROUPS] [-P siw] [-L]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (child)
+		return child_main(child);
+
+	signal(SIGPIPE, SIG_IGN);
+	cch = rdma_create_event_channel();
+	lch = rdma_create_event_channel();
+	if (!cch || !lch || !listen_in_ns()) {
+		ok(false, "listener on %s:%d in %s", srv_ip, port,
+		   ns_path ? ns_path : "this namespace");
+		return tap_end();
+	}
+	ok(true, "listener on %s:%d in %s", srv_ip, port,
+	   ns_path ? ns_path : "this namespace");
+	/* open every device now: the contexts this process holds stay put */
+	rdma_free_devices(rdma_get_devices(NULL));
+	/* librdmacm keeps a PD per device while an id (the listener) uses it */
+	base_count[0] = kiwi_count("qps");
+	base_count[1] = kiwi_count("mrs");
+	base_count[2] = kiwi_count("cqs");
+	base_count[3] = kiwi_count("pds");
+	diag("baseline: qps %ld mrs %ld cqs %ld pds %ld", base_count[0],
+	     base_count[1], base_count[2], base_count[3]);
+
+	if (want("sqfull"))
+		t_sq_full();
+	if (want("lkey")) {
+		t_lkey(LK_BAD_INDEX);
+		t_lkey(LK_OTHER_PD);
+		t_lkey(LK_OUTSIDE);
+		t_lkey(LK_READ_NO_LW);
+	}
+	if (want("access")) {
+		t_access(AC_WRITE_RO);
+		t_access(AC_WRITE_BOUNDS);
+		t_access(AC_WRITE_DEREG);
+		t_access(AC_WRITE_KEY);
+		t_access(AC_WRITE_INVALIDATED);
+		t_access(AC_READ_NO_RR);
+		if (long_sizes)
+			t_access(AC_WRITE_BIG);
+	}
+	if (want("zero"))
+		t_zero();
+	if (want("sge"))
+		t_sge();
+	if (want("large"))
+		t_large();
+	if (want("kill")) {
+		t_kill_sender();
+		t_kill_receiver();
+	}
+
+	rdma_destroy_id(listen_id);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(lch);
+	return tap_end();
+}
