@@ -8,6 +8,9 @@
 #define KIWI_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/bvec.h>
+#include <linux/uio.h>
+#include <net/tcp.h>
 #include <rdma/ib_verbs.h>
 
 /*
@@ -44,6 +47,42 @@ static inline struct ib_udata *kiwi_cq_udata(struct uverbs_attr_bundle *a)
 static inline struct ib_udata *kiwi_cq_udata(struct ib_udata *udata)
 {
 	return udata;
+}
+#endif
+
+/*
+ * Hand len bytes at off in page to TCP by reference (the caller holds
+ * the socket lock and has checked sendpage_ok()).  more: further bytes
+ * follow at once, so TCP need not push a partial segment.  Bytes taken,
+ * or -errno (-EAGAIN: no room).
+ *
+ * Until 6.4 that is sendpage; 6.5 removed it for sendmsg() with
+ * MSG_SPLICE_PAGES.  Go by the version, not by #ifdef MSG_SPLICE_PAGES:
+ * Debian's 6.1 (6.1.192) defines that flag while its TCP ignores it and
+ * would silently copy.
+ */
+#if KIWI_KERNEL_AT_LEAST(6, 5)
+static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
+				       int off, size_t len, int flags,
+				       bool more)
+{
+	struct msghdr msg = {
+		.msg_flags = flags | MSG_SPLICE_PAGES | (more ? MSG_MORE : 0),
+	};
+	struct bio_vec bv;
+
+	bvec_set_page(&bv, page, len, off);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, len);
+	return tcp_sendmsg_locked(sk, &msg, len);
+}
+#else
+static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
+				       int off, size_t len, int flags,
+				       bool more)
+{
+	if (more)
+		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+	return tcp_sendpage_locked(sk, page, off, len, flags);
 }
 #endif
 

@@ -187,7 +187,8 @@ struct kiwi_rx_send {
 
 /*
  * Where payload comes from: SGEs with their MRs (NULL: a kernel address,
- * as for inline data) and a cursor.
+ * as for inline data) and a cursor.  zc: its pages may go to TCP by
+ * reference (tx.c, kiwi_tx_zc_ok()); pieces then stop at page ends.
  */
 struct kiwi_cur {
 	struct kiwi_sge sg[KIWI_MAX_SGE];
@@ -195,6 +196,7 @@ struct kiwi_cur {
 	u32 nsge;
 	u32 idx;
 	u32 off;
+	bool zc;
 };
 
 /* The SQ work request being transmitted. */
@@ -210,6 +212,7 @@ struct kiwi_tx_wr {
 #define KIWI_TX_IOV	64
 #define KIWI_TX_FBUF	2048
 #define KIWI_TX_WC	16
+#define KIWI_TX_MRS	32
 
 /* engine flags (qp->eflags, atomic bitops) */
 enum {
@@ -238,10 +241,15 @@ struct kiwi_txs {
 	struct kiwi_tx_wr wr;
 	/* the batch handed to one kernel_sendmsg(), resumable */
 	struct kvec iov[KIWI_TX_IOV];
+	struct page *pg[KIWI_TX_IOV];	/* iov[i] is sent by reference */
 	u32 niov;
+	u32 npg;			/* entries with a page */
 	u32 iov_done;			/* entries fully sent */
 	size_t bytes;			/* total of the batch */
 	u32 flen;			/* framing bytes used in fbuf */
+	/* MRs whose memory the batch references, put once it is sent */
+	struct kiwi_mr *mrs[KIWI_TX_MRS];
+	u32 nmrs;
 	struct kiwi_wc wc[KIWI_TX_WC];	/* completions once the batch is out */
 	u32 nwc;
 	struct kiwi_hdr term;		/* Terminate to send (KIWI_EF_TERM) */
@@ -460,13 +468,14 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp);
 void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
 /* tx.c: the engines' workqueue, set up and torn down by main.c */
-int kiwi_dp_init(void);
+int kiwi_dp_init(struct dentry *debugfs);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 void kiwi_tx_write_space(struct sock *sk);
+void kiwi_tx_drop_batch(struct kiwi_qp *qp);
 
 /* rx.c */
 void kiwi_rx_data_ready(struct sock *sk);

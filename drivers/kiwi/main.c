@@ -338,7 +338,7 @@ static int __init kiwi_init(void)
 	debugfs_create_file("doorbells", 0444, kiwi_debugfs, NULL,
 			    &kiwi_doorbells_fops);
 
-	rv = kiwi_dp_init();
+	rv = kiwi_dp_init(kiwi_debugfs);
 	if (rv)
 		goto err_dp;
 	rv = kiwi_cm_init();

@@ -9,14 +9,20 @@
  * idle: that saves a context switch per message.
  *
  * FPDUs are framed by the protocol core around the caller's payload and
- * collected into a batch of kvecs (framing bytes in txs->fbuf, payload
- * straight from the registered pages), handed to TCP with one
- * non-blocking kernel_sendmsg().  A partial send is resumed where it
- * stopped once sk_write_space says there is room: no busy waiting.  Read
- * Responses take precedence over SQ work at FPDU granularity.  Sends and
- * Writes complete when the batch holding their last FPDU is in TCP's
- * hands; Reads complete in rx when their last Read Response is placed.
+ * collected into a batch of kvecs (framing bytes and inline data in
+ * txs->fbuf, payload straight from the registered pages), handed to TCP
+ * with one non-blocking kernel_sendmsg(), which copies it.  A partial
+ * send is resumed where it stopped once sk_write_space says there is
+ * room: no busy waiting.  Read Responses take precedence over SQ work at
+ * FPDU granularity.  Sends and Writes complete when the batch holding
+ * their last FPDU is in TCP's hands; Reads complete in rx when their last
+ * Read Response is placed.
+ *
+ * Read Responses without CRC may instead hand their pages to TCP by
+ * reference (kiwi_tx_zc_ok(), Documentation/datapath.md "Zero copy").
  */
+#include <linux/debugfs.h>
+#include <linux/moduleparam.h>
 #include <linux/uio.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -27,6 +33,11 @@
 #define KIWI_TX_BUDGET_WORK	(512 * 1024)
 #define KIWI_TX_BUDGET_DIRECT	(64 * 1024)
 
+static bool kiwi_tx_zcopy = true;
+module_param_named(tx_zcopy, kiwi_tx_zcopy, bool, 0644);
+MODULE_PARM_DESC(tx_zcopy,
+		 "send Read Responses without CRC by page reference (default on)");
+
 /*
  * The engines' workqueue: high priority, and able to make progress under
  * memory pressure (WQ_MEM_RECLAIM), since block storage (NVMe-oF) may
@@ -34,8 +45,21 @@
  */
 static struct workqueue_struct *kiwi_tx_wq;
 
-int kiwi_dp_init(void)
+/* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
+static atomic64_t kiwi_tx_zc_bytes;
+
+static int kiwi_tx_zc_bytes_get(void *data, u64 *val)
 {
+	*val = atomic64_read(&kiwi_tx_zc_bytes);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(kiwi_tx_zc_fops, kiwi_tx_zc_bytes_get, NULL,
+			 "%llu\n");
+
+int kiwi_dp_init(struct dentry *debugfs)
+{
+	debugfs_create_file_unsafe("tx_zcopy_bytes", 0444, debugfs, NULL,
+				   &kiwi_tx_zc_fops);
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
 	return kiwi_tx_wq ? 0 : -ENOMEM;
@@ -142,6 +166,10 @@ static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
 	left = s->length - c->off;
 	if (c->mr[c->idx]) {
 		*p = kiwi_mr_kaddr(c->mr[c->idx], s->addr + c->off, &contig);
+		/* one page per piece: each may go to TCP by reference */
+		if (c->zc)
+			contig = min_t(u32, contig,
+				       PAGE_SIZE - offset_in_page(*p));
 	} else {
 		*p = (void *)(uintptr_t)(s->addr + c->off);
 		contig = left;
@@ -166,12 +194,22 @@ static u32 kiwi_cur_span(const struct kiwi_cur *cur, u32 want, u32 pieces)
 	return got;
 }
 
-static void kiwi_cur_put(struct kiwi_cur *c)
+/*
+ * The cursor's MRs are no longer needed for framing.  The batch still
+ * points into their memory until TCP has taken it, so a non-empty batch
+ * keeps the references (kiwi_batch_room() leaves space for them):
+ * deregistration waits for them, and user pages stay pinned meanwhile.
+ */
+static void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
 {
 	u32 i;
 
 	for (i = 0; i < KIWI_MAX_SGE; i++) {
-		if (c->mr[i])
+		if (!c->mr[i])
+			continue;
+		if (txs->niov && !WARN_ON_ONCE(txs->nmrs == KIWI_TX_MRS))
+			txs->mrs[txs->nmrs++] = c->mr[i];
+		else
 			kiwi_mr_put(c->mr[i]);
 		c->mr[i] = NULL;
 	}
@@ -179,13 +217,18 @@ static void kiwi_cur_put(struct kiwi_cur *c)
 
 /* ---- the batch ---- */
 
-static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n)
+static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
+			 struct page *pg)
 {
 	struct kvec *v = txs->niov ? &txs->iov[txs->niov - 1] : NULL;
 
-	if (v && v->iov_base + v->iov_len == p) {
+	if (v && txs->pg[txs->niov - 1] == pg &&
+	    v->iov_base + v->iov_len == p) {
 		v->iov_len += n;
 	} else {
+		txs->pg[txs->niov] = pg;
+		if (pg)
+			txs->npg++;
 		v = &txs->iov[txs->niov++];
 		v->iov_base = p;
 		v->iov_len = n;
@@ -197,12 +240,71 @@ static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n)
 static u32 kiwi_batch_room(struct kiwi_txs *txs)
 {
 	u32 reserve = 4 + (txs->fr.markers ? 24 : 0);
-	u32 fneed = KIWI_TX_FRAME_MAX * (txs->fr.markers ? 12 : 2);
+	u32 fneed = KIWI_TX_FRAME_MAX * (txs->fr.markers ? 12 : 2) +
+		KIWI_MAX_INLINE;
 
 	if (txs->niov + reserve >= KIWI_TX_IOV ||
-	    txs->flen + fneed > KIWI_TX_FBUF || txs->nwc == KIWI_TX_WC)
+	    txs->flen + fneed > KIWI_TX_FBUF || txs->nwc == KIWI_TX_WC ||
+	    txs->nmrs + KIWI_MAX_SGE > KIWI_TX_MRS)
 		return 0;
 	return KIWI_TX_IOV - txs->niov - reserve;
+}
+
+/*
+ * Whether a cursor's pages may go to TCP by reference rather than be
+ * copied into its skbs.  Only Read Responses ask (kiwi_tx_rresp()), for
+ * a reason the responder has no completion to delay: the peer's Read
+ * completes only once it has every byte, so by then the data left us
+ * and a retransmission cannot be needed (those pages may be reused
+ * after that, never before).  A Send or Write completes when TCP has
+ * it, and the consumer may then reuse the buffer TCP still holds.
+ *
+ * Not with CRC: TCP reads the page when it transmits, possibly later
+ * than the CRC was computed; memory that changes meanwhile (a page
+ * re-dirtied under writeback, a process writing to a buffer it exposes)
+ * would reach the peer with a stale CRC and cost the connection.  A copy
+ * keeps CRC and payload consistent by construction.
+ */
+static bool kiwi_tx_zc_ok(const struct kiwi_txs *txs)
+{
+	return READ_ONCE(kiwi_tx_zcopy) && !txs->fr.crc_on;
+}
+
+/*
+ * The page of payload at p if it may be sent by reference: kernel
+ * direct-map memory, not slab, with a refcount TCP can take
+ * (sendpage_ok(): not a tail page of a non-compound allocation either).
+ * NULL: copy it.
+ */
+static struct page *kiwi_zc_page(void *p)
+{
+	struct page *pg;
+
+	if (!virt_addr_valid(p))
+		return NULL;
+	pg = virt_to_page(p);
+	return sendpage_ok(pg) ? pg : NULL;
+}
+
+/* m payload bytes at p, from cur's current SGE, into the batch */
+static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
+			     void *p, u32 m)
+{
+	u8 *fb;
+
+	if (!cur->mr[cur->idx]) {
+		/*
+		 * Inline data lives in the WR's copy, which the next WR
+		 * overwrites before this batch may be sent: copy it to the
+		 * framing buffer (kiwi_batch_room() reserved the space).
+		 */
+		fb = txs->fbuf + txs->flen;
+		memcpy(fb, p, m);
+		txs->flen += m;
+		kiwi_iov_add(txs, fb, m, NULL);
+		return;
+	}
+	kiwi_iov_add(txs, p, m, cur->zc ? kiwi_zc_page(p) : NULL);
 }
 
 /* payload bytes the next FPDU of h may carry, given the batch's room */
@@ -231,19 +333,69 @@ static int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		n = kiwi_tx_next(&txs->fr, fb, &take);
 		if (n) {
 			txs->flen += n;
-			kiwi_iov_add(txs, fb, n);
+			kiwi_iov_add(txs, fb, n, NULL);
 		}
 		while (take) {
 			m = kiwi_cur_piece(cur, take, &p);
 			if (WARN_ON_ONCE(!m))
 				return -EFAULT;
-			kiwi_iov_add(txs, p, m);
+			kiwi_payload_add(txs, cur, p, m);
 			kiwi_tx_crc_data(&txs->fr, p, m);
 			cur->off += m;
 			take -= m;
 		}
 	}
 	return 0;
+}
+
+/*
+ * Send what is left of a batch that holds pages by reference: runs of
+ * copied kvecs with tcp_sendmsg_locked(), each page with
+ * kiwi_sendpage_locked(), all under one socket lock.  Bytes taken in
+ * order from iov_done, or -errno if none.
+ */
+static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
+			      int flags)
+{
+	struct msghdr msg = {};
+	u32 i = txs->iov_done, j;
+	int rv = 0, sent = 0;
+	size_t len;
+
+	lock_sock(sk);
+	while (i < txs->niov) {
+		struct page *pg = txs->pg[i];
+		bool more;
+
+		len = txs->iov[i].iov_len;
+		j = i + 1;
+		/* a page may have been freed by a misbehaving consumer */
+		if (pg && sendpage_ok(pg)) {
+			more = j < txs->niov;
+			rv = kiwi_sendpage_locked(sk, pg,
+					offset_in_page(txs->iov[i].iov_base),
+					len, flags, more);
+			if (rv > 0)
+				atomic64_add(rv, &kiwi_tx_zc_bytes);
+		} else {
+			while (j < txs->niov &&
+			       !(txs->pg[j] && sendpage_ok(txs->pg[j])))
+				len += txs->iov[j++].iov_len;
+			more = j < txs->niov;
+			msg.msg_flags = flags | (more ? MSG_MORE : 0);
+			iov_iter_kvec(&msg.msg_iter, WRITE, &txs->iov[i],
+				      j - i, len);
+			rv = tcp_sendmsg_locked(sk, &msg, len);
+		}
+		if (rv <= 0)
+			break;
+		sent += rv;
+		if ((size_t)rv < len)
+			break;
+		i = j;
+	}
+	release_sock(sk);
+	return sent ? sent : rv;
 }
 
 /*
@@ -261,8 +413,13 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 	while (txs->iov_done < txs->niov) {
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
 			(txs->more ? MSG_MORE : 0);
-		rv = kernel_sendmsg(qp->sock, &msg, &txs->iov[txs->iov_done],
-				    txs->niov - txs->iov_done, txs->bytes);
+		if (txs->npg)
+			rv = kiwi_batch_send_zc(txs, sk, msg.msg_flags);
+		else
+			rv = kernel_sendmsg(qp->sock, &msg,
+					    &txs->iov[txs->iov_done],
+					    txs->niov - txs->iov_done,
+					    txs->bytes);
 		if (rv > 0) {
 			txs->bytes -= rv;
 			while (rv) {
@@ -289,13 +446,46 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
 	}
 	txs->niov = 0;
+	txs->npg = 0;
 	txs->iov_done = 0;
 	txs->bytes = 0;
 	txs->flen = 0;
+	/* TCP has copied the data or holds its own page references */
+	for (i = 0; i < txs->nmrs; i++)
+		kiwi_mr_put(txs->mrs[i]);
+	txs->nmrs = 0;
 	for (i = 0; i < txs->nwc; i++)
 		kiwi_cq_push(qp->scq, &txs->wc[i]);
 	txs->nwc = 0;
 	return 0;
+}
+
+/*
+ * The engines are stopped (kiwi_qp_flush_all(), qp->lock held): the
+ * batch will never be sent.  Its WRs complete as flushed and the MRs it
+ * referenced are released.
+ */
+void kiwi_tx_drop_batch(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	u32 i;
+
+	if (!txs)
+		return;
+	for (i = 0; i < txs->nwc; i++) {
+		txs->wc[i].status = IB_WC_WR_FLUSH_ERR;
+		txs->wc[i].bytes = 0;
+		kiwi_cq_push(qp->scq, &txs->wc[i]);
+	}
+	txs->nwc = 0;
+	for (i = 0; i < txs->nmrs; i++)
+		kiwi_mr_put(txs->mrs[i]);
+	txs->nmrs = 0;
+	txs->niov = 0;
+	txs->npg = 0;
+	txs->iov_done = 0;
+	txs->bytes = 0;
+	txs->flen = 0;
 }
 
 /* ---- SQ work requests ---- */
@@ -433,7 +623,7 @@ static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 		.status = st,
 	};
 
-	kiwi_cur_put(&w->cur);
+	kiwi_cur_retire(qp->txs, &w->cur);
 	w->active = false;
 	kiwi_cq_push(qp->scq, &wc);
 	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
@@ -585,7 +775,7 @@ static int kiwi_tx_msg(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u32 room)
 		return rv;
 	w->off += len;
 	if (h.last) {
-		kiwi_cur_put(&w->cur);
+		kiwi_cur_retire(txs, &w->cur);
 		w->active = false;
 		kiwi_tx_wc(qp, sqe, w->total, IB_WC_SUCCESS);
 	}
@@ -617,6 +807,7 @@ static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 	c->sg[0].addr = e->src_to + e->sent;
 	c->sg[0].length = e->len - e->sent;
 	c->mr[0] = e->mr;
+	c->zc = kiwi_tx_zc_ok(txs);
 	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
 	h.stag = e->sink_stag;
 	h.to = e->sink_to + e->sent;
@@ -635,8 +826,8 @@ static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 		e->mr = NULL;
 		qp->ird_tail++;
 		spin_unlock_irqrestore(&qp->lock, flags);
-		if (mr)
-			kiwi_mr_put(mr);
+		c->mr[0] = mr;
+		kiwi_cur_retire(txs, c);
 	}
 	return 1;
 }

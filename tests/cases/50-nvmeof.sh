@@ -62,9 +62,27 @@ cleanup_pairing() {
 	nvmf_links_del > /dev/null 2>&1
 }
 
+zc_bytes() {
+	cat /sys/kernel/debug/kiwi/tx_zcopy_bytes 2>/dev/null || echo 0
+}
+
+# check_zcopy LABEL CRC Z0: a kiwi host serves the target's RDMA Reads
+# (host writes of more than the in-capsule size) from the bio's pages:
+# by page reference without CRC, copied with CRC (datapath.md).
+check_zcopy() {
+	local z=$(($(zc_bytes) - $3)) min=$((${size%M} * 1048576 / 4))
+	if [ "$2" = 0 ] && [ $z -ge $min ]; then
+		tap_ok "$1: Read Responses sent by page reference ($z bytes)"
+	elif [ "$2" = 1 ] && [ $z = 0 ]; then
+		tap_ok "$1: with CRC, Read Responses copied (0 bytes by reference)"
+	else
+		tap_fail "$1: Read Responses by reference: $z bytes with crc $2 (want >= $min without CRC, 0 with)"
+	fi
+}
+
 # run_pairing HOST HCRC TARGET TCRC
 run_pairing() {
-	local h=$1 hc=$2 t=$3 tc=$4 want label b0 b1 tx rx min ok=1 st
+	local h=$1 hc=$2 t=$3 tc=$4 want label b0 b1 tx rx min ok=1 st z0
 	local hreq refused=0
 	hreq=$(nvmf_requests_crc "$h" "$hc" host)
 	want=$(( hreq | $(nvmf_requests_crc "$t" "$tc" target) ))
@@ -122,11 +140,13 @@ run_pairing() {
 		else
 			tap_fail "$label: controller live (state $st)"
 		fi
+		z0=$(zc_bytes)
 		tap_check "$label: fio 4 KiB random write + crc32c verify ($size4k)" \
 			nvmf_fio_verify v4k "$NVMF_DEV" "$size4k" 4k
 		tap_check "$label: fio 4-256 KiB random write + crc32c verify ($size)" \
 			nvmf_fio_verify vmix "$NVMF_DEV" "$size" 4k-256k \
 			--offset=$((NVMF_SIZE_MB / 2))M
+		[ "$h" = kiwi ] && check_zcopy "$label" "$want" "$z0"
 		tap_check "$label: MPA reply crc=$want on every queue (on the wire)" \
 			nvmf_sniff_check $want
 		b1=$(nvmf_veth_bytes)
