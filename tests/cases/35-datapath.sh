@@ -11,7 +11,8 @@
 # to zero afterwards.  rping does not check the peer's advertised length
 # against its own buffer: a server left at the default -S (64) must fail
 # the client's -S 1000 Read into its 64 B MR with IB_WC_LOC_PROT_ERR (4),
-# as siw does.
+# as siw does.  inline-burst (tests/verbs): 32 inline Sends of different
+# lengths and bytes posted in one list arrive each with its own.
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwidp
@@ -80,6 +81,24 @@ rping_short_sink() {
 	grep -q 'cq completion failed status 4' /tmp/dp-rping-srv.log
 }
 
+# 32 inline Sends in one post; the server checks each one's length and bytes.
+inline_pair() {
+	local ib=$KIWI_ROOT/tests/verbs/build/inline-burst srv rc try
+	[ -x "$ib" ] || { echo "no $ib (make -C tests/verbs)"; return 1; }
+	ip netns exec $ns timeout 60 "$ib" server $srv_ip 7030 32 \
+		> /tmp/dp-ib-srv.log 2>&1 &
+	srv=$!
+	for try in 1 2 3 4 5 6; do
+		sleep 2
+		timeout 60 "$ib" client $srv_ip 7030 32 > /tmp/dp-ib-cli.log 2>&1
+		rc=$?
+		grep -q 'REJECTED' /tmp/dp-ib-cli.log || break
+	done
+	wait $srv || rc=1
+	cat /tmp/dp-ib-srv.log /tmp/dp-ib-cli.log
+	[ $rc -eq 0 ] && [ "$(grep -c '^ok ' /tmp/dp-ib-srv.log)" -eq 4 ]
+}
+
 # perftest TOOL: bandwidth test over rdma_cm, both sides must succeed.
 perf_pair() {
 	local tool=$1 srv rc
@@ -106,6 +125,8 @@ for crc in off required; do
 		rping_pair 3 1000
 	tap_check "rping 6000 B x 5, several FPDUs, verified (crc $crc)" \
 		rping_pair 5 6000
+	tap_check "32 inline Sends in one post, each arrives intact (crc $crc)" \
+		inline_pair
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		tap_check "$t -R 64 KiB x 50 (crc $crc)" perf_pair $t
 	done

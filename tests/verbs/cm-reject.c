@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cm-reject: rdma_reject() with private data, seen from both ends of an
+ * rdma_cm connection, for tests/cases/30-cm.sh.  Works on any iWARP
+ * device (kiwi, siw).
+ *
+ *   cm-reject server ADDR PORT LEN
+ *	listen on ADDR:PORT; answer the first connection request with
+ *	rdma_reject() carrying LEN bytes of the test pattern; print the
+ *	request's private data as "request pdlen=N pd=HEX"; exit 0.
+ *   cm-reject client ADDR PORT LEN EXPECT
+ *	connect (a QP is needed on iWARP) with LEN bytes of the pattern as
+ *	private data; the next event must be RDMA_CM_EVENT_REJECTED whose
+ *	private data is exactly the first EXPECT bytes of the pattern
+ *	(EXPECT -1: any); prints "event NAME status=S pdlen=N pd=HEX" and
+ *	exits 0 only if so.
+ *
+ * The pattern: byte i is (i * 7 + 3) mod 256, so that truncation and
+ * offsets show.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netdb.h>
+#include <rdma/rdma_cma.h>
+
+#define TIMEOUT_MS	20000
+
+static void pattern(unsigned char *p, int len)
+{
+	int i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * 7 + 3);
+}
+
+static void print_pd(const void *pd, int len)
+{
+	const unsigned char *p = pd;
+	int i;
+
+	printf(" pdlen=%d pd=", len);
+	for (i = 0; i < len; i++)
+		printf("%02x", p[i]);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static int get_addr(const char *host, const char *port, struct addrinfo **ai)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
+	int rv = getaddrinfo(host, port, &hints, ai);
+
+	if (rv)
+		fprintf(stderr, "cm-reject: %s: %s\n", host, gai_strerror(rv));
+	return rv ? -1 : 0;
+}
+
+/* the next event on ch, acked by the caller */
+static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_event *ev;
+
+	if (rdma_get_cm_event(ch, &ev)) {
+		perror("cm-reject: rdma_get_cm_event");
+		return NULL;
+	}
+	return ev;
+}
+
+static int expect_event(struct rdma_event_channel *ch,
+			enum rdma_cm_event_type want)
+{
+	struct rdma_cm_event *ev = next_event(ch);
+	int ok;
+
+	if (!ev)
+		return -1;
+	ok = ev->event == want && !ev->status;
+	if (!ok)
+		fprintf(stderr, "cm-reject: %s (status %d), wanted %s\n",
+			rdma_event_str(ev->event), ev->status,
+			rdma_event_str(want));
+	rdma_ack_cm_event(ev);
+	return ok ? 0 : -1;
+}
+
+static int server(struct addrinfo *ai, int len)
+{
+	unsigned char pd[256];
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *lid, *cid;
+	int rv = 1;
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP)) {
+		perror("cm-reject: create");
+		return 1;
+	}
+	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 4)) {
+		perror("cm-reject: bind/listen");
+		goto out;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	ev = next_event(ch);
+	if (!ev)
+		goto out;
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		fprintf(stderr, "cm-reject: %s\n", rdma_event_str(ev->event));
+		rdma_ack_cm_event(ev);
+		goto out;
+	}
+	cid = ev->id;
+	printf("request");
+	print_pd(ev->param.conn.private_data,
+		 ev->param.conn.private_data_len);
+	rdma_ack_cm_event(ev);
+	pattern(pd, len);
+	if (rdma_reject(cid, len ? pd : NULL, (uint8_t)len)) {
+		perror("cm-reject: rdma_reject");
+		rdma_destroy_id(cid);
+		goto out;
+	}
+	printf("rejected with %d bytes\n", len);
+	rdma_destroy_id(cid);
+	rv = 0;
+out:
+	rdma_destroy_id(lid);
+	rdma_destroy_event_channel(ch);
+	return rv;
+}
+
+static int client(struct addrinfo *ai, int len, int expect)
+{
+	struct rdma_conn_param cp = { .initiator_depth = 1,
+				      .responder_resources = 1 };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	unsigned char pd[256], want[256];
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_pd *ibpd = NULL;
+	struct ibv_cq *cq = NULL;
+	int rv = 1, ok;
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		perror("cm-reject: create");
+		return 1;
+	}
+	if (rdma_resolve_addr(id, NULL, ai->ai_addr, TIMEOUT_MS) ||
+	    expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+	    rdma_resolve_route(id, TIMEOUT_MS) ||
+	    expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED))
+		goto out;
+	ibpd = ibv_alloc_pd(id->verbs);
+	cq = ibpd ? ibv_create_cq(id->verbs, 2, NULL, NULL, 0) : NULL;
+	if (!cq) {
+		perror("cm-reject: pd/cq");
+		goto out;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	if (rdma_create_qp(id, ibpd, &qa)) {
+		perror("cm-reject: rdma_create_qp");
+		goto out;
+	}
+	pattern(pd, len);
+	cp.private_data = len ? pd : NULL;
+	cp.private_data_len = (uint8_t)len;
+	if (rdma_connect(id, &cp)) {
+		perror("cm-reject: rdma_connect");
+		goto out_qp;
+	}
+	ev = next_event(ch);
+	if (!ev)
+		goto out_qp;
+	printf("event %s status=%d", rdma_event_str(ev->event), ev->status);
+	print_pd(ev->param.conn.private_data,
+		 ev->param.conn.private_data_len);
+	pattern(want, sizeof(want));
+	ok = ev->event == RDMA_CM_EVENT_REJECTED;
+	if (expect >= 0)
+		ok = ok && ev->param.conn.private_data_len == expect &&
+			(!expect || !memcmp(ev->param.conn.private_data, want,
+					    expect));
+	rdma_ack_cm_event(ev);
+	rv = !ok;
+out_qp:
+	rdma_destroy_qp(id);
+out:
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ibpd)
+		ibv_dealloc_pd(ibpd);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	return rv;
+}
+
+int main(int argc, char **argv)
+{
+	struct addrinfo *ai;
+	int len, rv;
+
+	if (argc < 5 || (strcmp(argv[1], "server") && argc < 6)) {
+		fprintf(stderr, "usage: cm-reject server ADDR PORT LEN\n"
+			"       cm-reject client ADDR PORT LEN EXPECT\n");
+		return 2;
+	}
+	len = atoi(argv[4]);
+	if (len < 0 || len > 255) {
+		fprintf(stderr, "cm-reject: LEN is 0..255\n");
+		return 2;
+	}
+	if (get_addr(argv[2], argv[3], &ai))
+		return 2;
+	if (!strcmp(argv[1], "server"))
+		rv = server(ai, len);
+	else
+		rv = client(ai, len, atoi(argv[5]));
+	freeaddrinfo(ai);
+	return rv;
+}
