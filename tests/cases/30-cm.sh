@@ -64,7 +64,7 @@ def show(kind, hdr, pd):
         rtr = [k for k, v in (("send", i & 0x4000), ("write", o & 0x8000), ("read", o & 0x4000)) if v]
         out += " p2p=%d rtr=%s ird=%d ord=%d" % (i >> 15, ",".join(rtr) or "none", i & 0x3fff, o & 0x3fff)
         ulp = pd[4:]
-    out += " ulp=%r" % ulp.decode("latin1")
+    out += " ulp=%r ulphex=%s" % (ulp.decode("latin1"), ulp.hex())
     print(out, flush=True)
 
 def read_frame(s, kind):
@@ -105,6 +105,7 @@ def main():
     ap.add_argument("--ord", type=int, default=8)
     ap.add_argument("--pd", default="hello")
     ap.add_argument("--pdlen", type=int)
+    ap.add_argument("--pdpat", type=int, help="private data: N bytes of cm-reject's pattern")
     ap.add_argument("--reply", default="accept")
     ap.add_argument("--hold", type=float, default=0.5)
     ap.add_argument("--timeout", type=float, default=20)
@@ -113,10 +114,11 @@ def main():
     a = ap.parse_args()
     fam = socket.AF_INET6 if ":" in a.addr else socket.AF_INET
     v2 = a.rev == 2 and not a.noh
+    pd = a.pd.encode() if a.pdpat is None else bytes((i * 7 + 3) & 255 for i in range(a.pdpat))
     if a.mode == "client":
         s = socket.create_connection((a.addr, a.port), timeout=a.timeout)
         key = KEY_REQ if a.key == "good" else (KEY_REP if a.key == "rep" else b"MPA ID Bad Frame")
-        f = frame(key, a.rev, a.markers, a.crc, 0, v2, v2, a.p2p, a.rtr, a.ird, a.ord, a.pd.encode(), a.pdlen)
+        f = frame(key, a.rev, a.markers, a.crc, 0, v2, v2, a.p2p, a.rtr, a.ird, a.ord, pd, a.pdlen)
         if a.send == "header":
             f = f[:20]
         if a.send != "none":
@@ -145,7 +147,7 @@ def main():
                 print("peer reset after %.1f" % (time.time() - t), flush=True)
         elif got:
             r = a.reply == "reject"
-            s.sendall(frame(KEY_REP, a.rev, 0, a.crc, r, v2, v2, a.p2p, a.rtr, a.ird, a.ord, a.pd.encode()))
+            s.sendall(frame(KEY_REP, a.rev, 0, a.crc, r, v2, v2, a.p2p, a.rtr, a.ird, a.ord, pd))
             if a.expect_term:
                 # the first FPDU after our Reply: its MPA length says how long
                 b = recvn(s, 2)
@@ -164,6 +166,9 @@ cleanup() {
 	rdma link del kiwi0 2>/dev/null
 	rdma link del kiwi1 2>/dev/null
 	$PEER rdma link del kiwi1 2>/dev/null
+	rdma link del siw0 2>/dev/null
+	$PEER rdma link del siw1 2>/dev/null
+	siw_unload 2>/dev/null
 	ip netns del peer 2>/dev/null
 	veth_teardown
 	rm -rf "$tmp"
@@ -517,6 +522,90 @@ else
 	tap_ok "SYNs lost: timeout # SKIP no tc flower here"
 fi
 conn_zero_after "after the active-side checks"
+
+# --- rdma_reject with private data (tests/verbs/cm-reject.c) ------------
+# cm-reject's pattern: byte i is (i * 7 + 3) mod 256
+pat() { python3 -c "import sys; print(bytes((i * 7 + 3) & 255 for i in range(int(sys.argv[1]))).hex())" "$1"; }
+rej_server() {	# NS PORT LEN LOG: a listener that rejects with LEN bytes
+	local ns=$1 port=$2 len=$3 log=$4
+	if [ "$ns" = - ]; then
+		"$cmrej" server 198.18.0.1 "$port" "$len" > "$log" 2>&1 &
+	else
+		$PEER "$cmrej" server 198.18.0.2 "$port" "$len" > "$log" 2>&1 &
+	fi
+	spid=$!
+	wait_for 15 mpa_server_ready "$log"
+}
+# reject_pd DESC PORT REQLEN REJLEN: kiwi1 rejects kiwi0's request
+reject_pd() {
+	local desc=$1 port=$2 q=$3 r=$4 rc
+	rej_server peer "$port" "$r" $tmp/rs.log
+	"$cmrej" client 198.18.0.2 "$port" "$q" "$r" > $tmp/rc.log 2>&1
+	rc=$?
+	reap $spid
+	if [ $rc = 0 ] && grep -qx "request pdlen=$q pd=$(pat "$q")" $tmp/rs.log; then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc (client rc $rc)"
+		tap_diag "$(cat $tmp/rc.log)" "$(cat $tmp/rs.log)"
+	fi
+}
+cmrej=$KIWI_ROOT/tests/verbs/build/cm-reject
+if [ -x "$cmrej" ]; then
+	reject_pd "rdma_reject with 200 bytes: REJECTED at kiwi0 with them intact, the Request's 50 reached kiwi1" 7020 50 200
+	reject_pd "rdma_reject with 255 bytes (iw_cm's most) both ways, intact" 7021 255 255
+	reject_pd "rdma_reject without private data: REJECTED, none delivered" 7022 0 0
+
+	# the same Reply on the wire, to a plain TCP peer
+	rej_server peer 7023 100 $tmp/rs.log
+	python3 "$mpa" client 198.18.0.2 7023 --pdpat 20 > $tmp/r.log 2>&1
+	reap $spid
+	expect $tmp/r.log "^reply key=ok rev=2 m=0 c=0 r=1 h=1 pdlen=104 .* ulphex=$(pat 100)\$" \
+		"rdma_reject with 100 bytes on the wire: MPA Reply with R, IRD/ORD word and the 100 bytes"
+	expect $tmp/rs.log "^request pdlen=20 pd=$(pat 20)\$" "... and the plain peer's 20 bytes reached the consumer"
+
+	# MPA allows 512 bytes, iw_cm events carry at most 255 (u8 length):
+	# kiwi delivers the first 255 (Documentation/cm.md)
+	rej_server peer 7024 10 $tmp/rs.log
+	python3 "$mpa" client 198.18.0.2 7024 --pdpat 400 > $tmp/r.log 2>&1
+	reap $spid
+	expect $tmp/rs.log "^request pdlen=255 pd=$(pat 255)\$" \
+		"a Request with 400 bytes of private data: the listener gets the first 255"
+	expect $tmp/r.log "^reply key=ok rev=2 .* r=1 h=1 pdlen=14 .* ulphex=$(pat 10)\$" "... and its reject reaches the peer"
+	mpa_peer 7025 $tmp/p4.log --reply reject --pdpat 300
+	"$cmrej" client 198.18.0.2 7025 0 255 > $tmp/rc.log 2>&1
+	rc=$?
+	reap $ppid_
+	if [ $rc = 0 ]; then
+		tap_ok "a peer's Reply with R and 300 bytes: REJECTED with the first 255"
+	else
+		tap_fail "a peer's Reply with R and 300 bytes: REJECTED with the first 255"
+		tap_diag "$(cat $tmp/rc.log)"
+	fi
+	conn_zero_after "after the rejects"
+
+	# the same against the reference siw, each way
+	if siw_load; then
+		$PEER rdma link del kiwi1
+		$PEER rdma link add siw1 type siw netdev veth1
+		wait_for 10 $PEER sh -c "grep -q ACTIVE /sys/class/infiniband/siw1/ports/1/state"
+		reject_pd "kiwi0 to siw1: siw's rdma_reject with 200 bytes reaches kiwi intact, kiwi's 50 reach siw's listener" 7026 50 200
+		rdma link del kiwi0
+		rdma link add siw0 type siw netdev veth0
+		$PEER rdma link del siw1
+		$PEER rdma link add kiwi1 type kiwi netdev veth1
+		wait_for 10 grep -q ACTIVE /sys/class/infiniband/siw0/ports/1/state
+		reject_pd "siw0 to kiwi1: kiwi's rdma_reject with 200 bytes reaches siw intact, siw's 50 reach kiwi's listener" 7027 50 200
+		rdma link del siw0
+		rdma link add kiwi0 type kiwi netdev veth0
+		siw_unload
+		conn_zero_after "after the rejects with siw"
+	else
+		tap_ok "rejects against siw # SKIP siw.ko not built"
+	fi
+else
+	tap_fail "tests/verbs/build/cm-reject exists (make -C tests/verbs)"
+fi
 
 # --- IPv6 ---------------------------------------------------------------
 rping_server peer fd00::2 7010 $tmp/s10.log -C 2 -v
