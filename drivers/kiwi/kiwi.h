@@ -475,7 +475,7 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 void kiwi_tx_write_space(struct sock *sk);
-void kiwi_tx_drop_batch(struct kiwi_qp *qp);
+void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
 
 /* rx.c */
 void kiwi_rx_data_ready(struct sock *sk);

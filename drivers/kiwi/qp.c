@@ -821,7 +821,7 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 			kiwi_mr_put(e->mr);
 		e->mr = NULL;
 	}
-	kiwi_tx_drop_batch(qp);		/* WRs framed but not yet sent */
+	kiwi_tx_drop_batch(qp, &st);	/* WRs framed but not yet sent */
 	if (txs && txs->wr.active) {
 		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode,
 			      &st);

@@ -462,20 +462,28 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 
 /*
  * The engines are stopped (kiwi_qp_flush_all(), qp->lock held): the
- * batch will never be sent.  Its WRs complete as flushed and the MRs it
- * referenced are released.
+ * batch will never be sent.  Its Sends and Writes complete with *status
+ * (the first one; kiwi_qp_flush_all()'s rule), then as flushed; its
+ * memory operations did take effect and complete as they were.  The MRs
+ * it referenced are released.
  */
-void kiwi_tx_drop_batch(struct kiwi_qp *qp)
+void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 {
 	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_wc *wc;
 	u32 i;
 
 	if (!txs)
 		return;
 	for (i = 0; i < txs->nwc; i++) {
-		txs->wc[i].status = IB_WC_WR_FLUSH_ERR;
-		txs->wc[i].bytes = 0;
-		kiwi_cq_push(qp->scq, &txs->wc[i]);
+		wc = &txs->wc[i];
+		if (wc->opcode != KIWI_OP_REG_MR &&
+		    wc->opcode != KIWI_OP_LOCAL_INV) {
+			wc->status = *status;
+			wc->bytes = 0;
+			*status = IB_WC_WR_FLUSH_ERR;
+		}
+		kiwi_cq_push(qp->scq, wc);
 	}
 	txs->nwc = 0;
 	for (i = 0; i < txs->nmrs; i++)
