@@ -109,7 +109,13 @@ def build_table(med, runs):
     return "\n".join(lines)
 
 
-def targets(med):
+def raw(rows, config, test, size):
+    v = [r["value"] for r in rows if r["config"] == config and
+         r["test"] == test and int(r["size"]) == size]
+    return " ".join(x if x == "fail" else "%.4g" % float(x) for x in v)
+
+
+def targets(med, rows):
     out = []
     for test, s in TARGETS:
         name = dict((t, n) for t, n, _ in TESTS)[test]
@@ -118,19 +124,22 @@ def targets(med):
             w = med.get(("siw" + crc, test, s), (None,))[0]
             r = ratio(k, w)
             what = "%s %s, CRC %s" % (name, size_txt(s), "on" if crc else "off")
+            runs = "runs: kiwi %s; siw %s" % (raw(rows, "kiwi" + crc, test, s),
+                                             raw(rows, "siw" + crc, test, s))
             if r is None:
-                out.append("- %s: no result" % what)
-                continue
-            if is_lat(test):
+                out.append("- %s: no result (%s)" % (what, runs))
+            elif is_lat(test):
                 verdict = ("met" if r <= 1.0 else
                            "missed: kiwi %.0f%% slower" % ((r - 1) * 100))
                 out.append("- %s: kiwi %.0f us, siw %.0f us, kiwi/siw %.2f "
-                           "(target <= 1.00): %s" % (what, k, w, r, verdict))
+                           "(target <= 1.00): %s (%s)" % (what, k, w, r,
+                                                          verdict, runs))
             else:
                 verdict = ("met" if r >= 1.0 else
                            "missed by %.0f%%" % ((1 - r) * 100))
-                out.append("- %s: kiwi %.1f MiB/s, siw %.1f MiB/s, kiwi/siw %.2f "
-                           "(target >= 1.00): %s" % (what, k, w, r, verdict))
+                out.append("- %s: kiwi %.1f MiB/s, siw %.1f MiB/s, kiwi/siw "
+                           "%.2f (target >= 1.00): %s (%s)" % (what, k, w, r,
+                                                               verdict, runs))
     return "\n".join(out)
 
 
@@ -174,7 +183,7 @@ def main():
     med = medians(rows)
     runs = meta.get("runs", "?")
     table = build_table(med, runs)
-    tg = targets(med)
+    tg = targets(med, rows)
     base = a.csv[:-4] if a.csv.endswith(".csv") else a.csv
     with open(base + "-medians.csv", "w") as f:
         f.write("config,test,size,median,ok_runs,runs\n")

@@ -375,18 +375,25 @@ stamp=$(date -u +%Y%m%d-%H%M%S)
 csv=$here/out/perftest-$stamp.csv
 rm -f "$csv" "$csv.meta"
 load0=$(awk '{ print $1 }' /proc/loadavg)
+# the host's load while the VM runs: other work on the host slows the
+# emulated CPUs unevenly, so it goes with the results
+while sleep 30; do awk '{ print $1 }' /proc/loadavg; done > "$csv.load" &
+sampler=$!
 # generous: a full round takes about 7 minutes on an idle host
 tmo=$((runs * 1200 + 600))
 [ "$quick" = 1 ] && tmo=$((runs * 400 + 300))
 KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout "$tmo" -- \
 	bash "$root/tests/bench/perftest.sh" --runs "$runs" --guest "$csv"
 rc=$?
+kill $sampler 2> /dev/null
+wait $sampler 2> /dev/null
 [ -s "$csv" ] || { echo "perftest.sh: no results (vm-run status $rc)" >&2; exit 1; }
 [ $rc = 0 ] || echo "perftest.sh: warning: vm-run exited with status $rc" >&2
 {
 	echo "# runs $runs"
 	echo "# host cpu $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
-	echo "# host load $load0 at start, $(awk '{ print $1 }' /proc/loadavg) at end"
+	echo "# host load $load0 at start, $(awk '{ print $1 }' /proc/loadavg) at end$(sort -n "$csv.load" |
+		awk '{ v[NR] = $1 } END { if (NR) printf "; min %s, median %s, max %s over the run", v[1], v[int((NR + 1) / 2)], v[NR] }')"
 	echo "# kiwi $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- drivers userspace || echo ' with uncommitted changes'), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')"
 	echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
 } >> "$csv.meta"
