@@ -14,7 +14,7 @@ set xtics ("64" 64, "256" 256, "1K" 1024, "4K" 4096, "16K" 16384, \
 	"64K" 65536, "256K" 262144, "1M" 1048576)
 set yrange [0:*]
 set grid
-set key bottom right opaque
+set key outside right top
 set offsets graph 0.03, graph 0.03, 0, 0
 set multiplot layout 2,2 title "kiwi vs siw vs TCP on a veth pair (QEMU TCG, medians)"
 
@@ -36,7 +36,7 @@ set title "ib\\_write\\_lat, one way (TCP: sockperf ping-pong)"
 set ylabel "microseconds"
 set logscale y 10
 set yrange [*:*]
-set key top left opaque
+
 plot write_lat u 1:2 w lp lw 2 t "kiwi", '' u 1:3 w lp lw 2 t "siw", \
 	'' u 1:4 w lp dt 2 t "kiwi CRC", '' u 1:5 w lp dt 2 t "siw CRC", \
 	'' u 1:6 w lp lc rgb "black" t "TCP"

@@ -203,8 +203,8 @@ perf_run() {
 		'BEGIN { printf "listen %.1f s, client %.1f s, server exit %.1f s", b - a, c - b, d - c }')
 	v=$(awk -v s="$size" -v f="$field" '$1 == s && NF >= f { print $f; exit }' \
 		/tmp/pb-cli.log)
-	if [ $rc != 0 ] || [ -z "$v" ]; then
-		echo "perftest.sh: $tool -s $size failed (status $rc)" >&2
+	if [ $rc != 0 ] || ! [[ $v =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+		echo "perftest.sh: $tool -s $size failed (status $rc, value '$v')" >&2
 		tail -n 5 /tmp/pb-srv.log | sed 's/^/  srv: /' >&2
 		tail -n 5 /tmp/pb-cli.log | sed 's/^/  cli: /' >&2
 		return 1
