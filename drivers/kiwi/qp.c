@@ -301,7 +301,14 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			rv = -EINVAL;
 		break;
 	case IB_QPS_SQD:
-		/* iw_cm's graceful disconnect of a connected QP */
+		/*
+		 * iw_cm's graceful disconnect of a connected QP.  librdmacm's
+		 * rdma_disconnect() asks for SQD on iWARP even when the peer
+		 * closed first and the QP is in ERR already: nothing to do
+		 * then, and failing it fails the application (perftest).
+		 */
+		if (cur == IB_QPS_ERR)
+			goto out;
 		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
 			rv = -EINVAL;
 		break;
