@@ -1072,6 +1072,21 @@ static int kiwi_lsock_add(struct kiwi_cep *lcep,
 		ip_sock_set_freebind(sk);
 	rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
 			 kiwi_addr_len(addr));
+	/*
+	 * siw listens on a wildcard with one INADDR_ANY socket bound to its
+	 * netdev, in the listening process's namespace whatever its device's
+	 * (rdma_cm listens on every device), so the port looks taken here.
+	 * Bound to our netdev as well, our socket shares the port with it.
+	 * Only as a fallback: a socket bound to a netdev misses connections
+	 * that come in over the loopback.
+	 */
+	if (rv == -EADDRINUSE && freebind) {
+		rv = sock_bindtoindex(sk, lcep->cdev->kdev->netdev->ifindex,
+				      true);
+		if (!rv)
+			rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
+					 kiwi_addr_len(addr));
+	}
 	if (rv)
 		goto err;
 	ls->cep = lcep;
