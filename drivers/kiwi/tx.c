@@ -33,10 +33,17 @@
 #define KIWI_TX_BUDGET_WORK	(512 * 1024)
 #define KIWI_TX_BUDGET_DIRECT	(64 * 1024)
 
-static bool kiwi_tx_zcopy = true;
+/*
+ * Off by default: with FPDUs of one MSS, each referenced page sits
+ * between copied framing bytes, so an skb runs out of fragments after
+ * about five FPDUs and TCP sends packets a quarter the size it builds
+ * from copied data; on the test bench that costs more than the copy
+ * (Documentation/benchmarks.md).
+ */
+static bool kiwi_tx_zcopy;
 module_param_named(tx_zcopy, kiwi_tx_zcopy, bool, 0644);
 MODULE_PARM_DESC(tx_zcopy,
-		 "send Read Responses without CRC by page reference (default on)");
+		 "send Read Responses without CRC by page reference (default off)");
 
 /*
  * The engines' workqueue: high priority, and able to make progress under
