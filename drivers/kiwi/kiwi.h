@@ -135,6 +135,7 @@ struct kiwi_wc {
 	u8 opcode;			/* enum kiwi_opcode */
 	u8 status;			/* enum ib_wc_status */
 	u8 flags;			/* KIWI_CQE_SOLICITED, KIWI_CQE_INVALIDATED */
+	u32 seq;			/* tx: the WR's SQ position, for flushes */
 };
 
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc);
@@ -161,6 +162,7 @@ struct kiwi_ord_ent {
 	u32 inval_stag;			/* READ_LOCAL_INV */
 	u8 opcode;
 	bool signaled;
+	u32 seq;			/* SQ position of the Read */
 };
 
 /* A Read Request the peer sent, answered by tx in order (IRD). */
@@ -206,6 +208,7 @@ struct kiwi_tx_wr {
 	u32 total;
 	u32 off;			/* bytes framed so far */
 	u32 msn;
+	u32 seq;			/* SQ position: sq_cons when taken */
 	bool active;
 };
 

@@ -819,16 +819,38 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	qp->state = IB_QPS_ERR;
 	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
 	qp->term_status = IB_WC_SUCCESS;
-	for (; qp->ord_tail != qp->ord_head; qp->ord_tail++) {
+	/*
+	 * Reads in ORD and the completions of the batch TCP did not take
+	 * in full (its WRs did not all leave), merged in SQ order.
+	 */
+	for (i = 0; qp->ord_tail != qp->ord_head ||
+		    (txs && i < txs->nwc);) {
 		struct kiwi_ord_ent *e =
 			&qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
 
+		if (qp->ord_tail == qp->ord_head ||
+		    (txs && i < txs->nwc &&
+		     (s32)(txs->wc[i].seq - e->seq) < 0)) {
+			struct kiwi_wc *wc = &txs->wc[i++];
+
+			/* memory operations took effect: as they were */
+			if (wc->opcode == KIWI_OP_REG_MR ||
+			    wc->opcode == KIWI_OP_LOCAL_INV)
+				kiwi_cq_push(qp->scq, wc);
+			else
+				kiwi_flush_wc(qp->scq, qp, wc->id, wc->opcode,
+					      &st);
+			continue;
+		}
 		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, &st);
 		if (e->mr)
 			kiwi_mr_put(e->mr);
 		e->mr = NULL;
+		qp->ord_tail++;
 	}
-	kiwi_tx_drop_batch(qp, &st);	/* WRs framed but not yet sent */
+	if (txs)
+		txs->nwc = 0;		/* completed above */
+	kiwi_tx_drop_batch(qp, &st);	/* its MRs and kvecs */
 	if (txs && txs->wr.active) {
 		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode,
 			      &st);

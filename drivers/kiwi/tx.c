@@ -524,6 +524,8 @@ static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
 	wc->qp_id = qp->ibqp.qp_num;
 	wc->opcode = sqe->opcode;
 	wc->status = status;
+	/* always the engine's current WR: orders a flush of the batch */
+	wc->seq = txs->wr.seq;
 }
 
 /*
@@ -678,7 +680,7 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 		goto none;
 	qp->txs->ord_wait = false;
 	kiwi_slot_set(&slot->flags, 0);
-	qp->sq_cons++;
+	w->seq = qp->sq_cons++;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	w->off = 0;
@@ -744,6 +746,7 @@ static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	e->inval_stag = w->cur.nsge ? h.sink_stag : sqe->inval_stag;
 	e->opcode = sqe->opcode;
 	e->signaled = sqe->flags & KIWI_WQE_SIGNALED;
+	e->seq = w->seq;
 	qp->ord_head++;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	w->active = false;
