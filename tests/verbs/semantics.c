@@ -13,9 +13,12 @@
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, access,
  * zero, sge, large, kill); -P siw says the server end is siw, whose
- * responder-side events are not checked; -L adds the long sizes.
- * One connection per scenario, a fresh one after each that breaks the QP.
- * After each scenario kiwi's QP, MR, CQ and PD counts must be back to zero.
+ * responder-side events, QP state and invalidation flag are not checked
+ * (and whose missing remote read check is not tested); -L adds a 32 MiB
+ * Write refused while still in flight.  One connection per scenario, a
+ * fresh one after each that breaks the QP.  After each scenario kiwi's QP,
+ * MR, CQ and PD counts must be back where they were (librdmacm keeps a PD
+ * of its own while the listener exists).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -988,9 +992,10 @@ static void t_access(enum acc_case c)
 		expect_wc(cli.scq, 10, IBV_WC_SUCCESS, -1, T_WC,
 			  "Send with Invalidate");
 		rv = poll_n(srv.rcq, &wc, 1, T_WC);
+		/* libsiw does not report the invalidation in the WC */
 		ok(rv == 1 && wc.wr_id == 60 && wc.status == IBV_WC_SUCCESS &&
-		   (wc.wc_flags & IBV_WC_WITH_INV) &&
-		   wc.invalidated_rkey == rkey,
+		   (peer_siw || ((wc.wc_flags & IBV_WC_WITH_INV) &&
+				 wc.invalidated_rkey == rkey)),
 		   "Send with Invalidate: the receive reports IBV_WC_WITH_INV and the rkey");
 		if (rv == 1 && !(wc.wr_id == 60 && wc.status == IBV_WC_SUCCESS))
 			diag("got wr_id %" PRIu64 " %s flags %#x rkey %#x",
@@ -1025,7 +1030,9 @@ static void t_access(enum acc_case c)
 	   wait_flag(&srv.disconnected, NULL, T_CM),
 	   "%s: both ends see RDMA_CM_EVENT_DISCONNECTED", what);
 	expect_state(&cli, IBV_QPS_ERR, what);
-	expect_state(&srv, IBV_QPS_ERR, what);
+	/* siw's query fails on a QP it has put in ERR */
+	if (!peer_siw)
+		expect_state(&srv, IBV_QPS_ERR, what);
 	/* posted after the error: flushed */
 	sg[0] = sge(cmr, cbuf, 16);
 	post(cli.qp, IBV_WR_SEND, 14, sg, 1, 0, 0, IBV_SEND_SIGNALED);
@@ -1772,6 +1779,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/*
+	 * Both ends pin their MRs in this one process: siw counts the pages
+	 * kiwi pinned against RLIMIT_MEMLOCK too (we are root: lift it).
+	 */
+	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY,
+						   RLIM_INFINITY });
 	if (child)
 		return child_main(child);
 
@@ -1809,7 +1822,15 @@ int main(int argc, char **argv)
 		t_access(AC_WRITE_DEREG);
 		t_access(AC_WRITE_KEY);
 		t_access(AC_WRITE_INVALIDATED);
-		t_access(AC_READ_NO_RR);
+		/*
+		 * siw (6.1) answers Read Requests without checking the
+		 * source MR's remote read right (siw_qp_tx.c references the
+		 * Read Response's source with no rights asked for).
+		 */
+		if (!peer_siw)
+			t_access(AC_READ_NO_RR);
+		else
+			diag("skipped against siw: it does not check remote read rights");
 		if (long_sizes)
 			t_access(AC_WRITE_BIG);
 	}
