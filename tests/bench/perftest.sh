@@ -27,7 +27,8 @@
 #
 # Usage (on the host, after `make module provider`):
 #   tests/bench/perftest.sh [--runs N] [--quick] [--no-doc]
-# Default 5 rounds, about 35 minutes on an idle host.  --quick (or
+# Default 5 rounds, aimed at 30-40 minutes on a quiet host (a round of a
+# smaller matrix took 15 minutes at load 17).  --quick (or
 # KIWI_BENCH_QUICK=1): 2 rounds at 64 KiB / 64 B only, a few minutes.
 # The body is one compound command, read whole before it runs, so that
 # editing this file cannot change a run that is under way.
