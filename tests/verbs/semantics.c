@@ -1570,8 +1570,9 @@ static void t_kill_sender(void)
 		if (!n)
 			pump(1);
 	}
-	ok(got == 8 && !other, "%s: 8 Sends of %d KiB received while Writes stream in",
-	   what, K_SEND / 1024);
+	/* one poll may bring more than the 8 waited for */
+	ok(got >= 8 && !other, "%s: %d (>= 8) Sends of %d KiB received while Writes stream in",
+	   what, got, K_SEND / 1024);
 	kill(pid, SIGKILL);
 	ok(wait_flag(&srv.disconnected, NULL, T_CM),
 	   "%s: RDMA_CM_EVENT_DISCONNECTED at the survivor", what);
