@@ -484,6 +484,7 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
 void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_rx_state_change(struct sock *sk);
 void kiwi_rx_read(struct kiwi_qp *qp);
+void kiwi_rx_abort_fpdu(struct kiwi_qp *qp);
 void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr);
 
 /* srq.c */

@@ -884,10 +884,8 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 			kiwi_mr_put(e->mr);
 		e->mr = NULL;
 	}
-	if (qp->rx_mr) {
-		kiwi_mr_put(qp->rx_mr);
-		qp->rx_mr = NULL;
-	}
+	/* not a plain put of rx_mr: a Read Response's is the ORD entry's */
+	kiwi_rx_abort_fpdu(qp);
 	/* from now on WRs posted in ERR are flushed as they come */
 	set_bit(KIWI_EF_FLUSHED, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);

@@ -511,8 +511,12 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		kiwi_qp_event(qp, IB_EVENT_COMM_EST);
 }
 
-/* Drop what the FPDU in progress holds when parsing stops in its middle. */
-static void kiwi_rx_abort_fpdu(struct kiwi_qp *qp)
+/*
+ * Drop what the FPDU in progress holds when parsing stops in its middle,
+ * or when the QP is flushed with one half received.  A Read Response's
+ * rx_mr is the ORD entry's reference, not ours.
+ */
+void kiwi_rx_abort_fpdu(struct kiwi_qp *qp)
 {
 	if (qp->rx_kind == KIWI_RXK_WRITE && qp->rx_mr)
 		kiwi_mr_put(qp->rx_mr);
