@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 600
+# timeout: 900
 # timeout-full: 5400
 #
 # Unmodified applications on kiwi (apps-lib.sh): kiwi to kiwi, a kiwi
@@ -78,7 +78,7 @@ plan() {
 	kiwi:siw:off)
 		echo devinfo
 		echo "rping 1000 10"
-		echo "perf ib_read_bw 5 -a"
+		echo "perf ib_read_bw 20 -q 4 -b"
 		;;
 	kiwi:siw:on)
 		echo "rping 65535 5"
