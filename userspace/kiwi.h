@@ -102,6 +102,7 @@ struct kiwi_qp {
 	struct kiwi_sqe *sqe;
 	struct kiwi_rqe *rqe;
 	struct kiwi_sq_ctrl *sq_ctrl;	/* after the last SQ slot */
+	struct kiwi_rq_ctrl *rq_ctrl;	/* after the last RQ slot; NULL with an SRQ */
 };
 
 static inline struct kiwi_context *kiwi_ctx(struct ibv_context *c)

@@ -430,14 +430,28 @@ int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct kiwi_qp *qp = kiwi_qp(ibqp);
+	int err;
 
 	/* Receives of a QP with an SRQ go to the SRQ. */
 	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	/* No doorbell: the kernel takes an RQE when a message arrives. */
-	return kiwi_post_rqe(&qp->rq, qp->rqe, qp->max_recv_sge, wr, bad_wr);
+	/*
+	 * No doorbell while the QP works: the kernel takes an RQE when a
+	 * message arrives.  Once the QP is in ERR and flushed, only a
+	 * doorbell completes what is posted (see kiwi_rq_ctrl).
+	 */
+	err = kiwi_post_rqe(&qp->rq, qp->rqe, qp->max_recv_sge, wr, bad_wr);
+	if (!err || *bad_wr != wr) {	/* something was posted */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&qp->rq_ctrl->flush, __ATOMIC_RELAXED)) {
+			struct ibv_recv_wr *bad = NULL;
+
+			ibv_cmd_post_recv(ibqp, NULL, &bad);
+		}
+	}
+	return err;
 }
 
 int kiwi_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,

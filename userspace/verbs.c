@@ -215,6 +215,8 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 	qp->sqe = qp->sq.map;
 	qp->sq_ctrl = (struct kiwi_sq_ctrl *)(qp->sqe + qp->sq.num);
 	qp->rqe = qp->rq.map;
+	qp->rq_ctrl = qp->rq.map ?
+		(struct kiwi_rq_ctrl *)(qp->rqe + qp->rq.num) : NULL;
 	qp->sq_sig_all = attr->sq_sig_all;
 	/* Validate posts against what the kernel granted, never beyond the
 	 * slot format. */

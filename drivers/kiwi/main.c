@@ -195,8 +195,12 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 		sizeof(ibdev->node_desc));
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
-	/* POST_SEND with no work requests is the provider's SQ doorbell. */
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+	/*
+	 * POST_SEND and POST_RECV with no work requests are the provider's
+	 * doorbells: the SQ's, and the RQ's once a QP in ERR was flushed.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	memcpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
 	/* We bind TCP ports ourselves; no iwpmd port mapper. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;

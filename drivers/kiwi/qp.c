@@ -203,6 +203,7 @@ static void kiwi_flush_sq(struct kiwi_qp *qp)
 
 static void kiwi_flush_rq(struct kiwi_qp *qp)
 {
+	struct kiwi_rq_ctrl *ctrl = kiwi_ring_ctrl(&qp->rq);
 	struct kiwi_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = KIWI_OP_RECEIVE,
@@ -211,6 +212,10 @@ static void kiwi_flush_rq(struct kiwi_qp *qp)
 	struct kiwi_rqe *rqe;
 	u32 n;
 
+	/* user processes post receives without a call: they ring from now */
+	WRITE_ONCE(ctrl->flush, 1);
+	/* the word before the scan, as the provider orders slots before it */
+	smp_mb();
 	for (n = 0; n < qp->rq.num; n++) {
 		rqe = kiwi_ring_slot(&qp->rq, qp->rq_cons);
 		if (!(kiwi_slot_flags(&rqe->flags) & KIWI_WQE_VALID))
@@ -242,8 +247,12 @@ static void kiwi_qp_reset(struct kiwi_qp *qp)
 	memset(qp->sq.mem, 0, (size_t)qp->sq.num * qp->sq.slot_size);
 	qp->sq_prod = 0;
 	qp->sq_cons = 0;
-	if (qp->rq.num)
+	if (qp->rq.num) {
+		struct kiwi_rq_ctrl *ctrl = kiwi_ring_ctrl(&qp->rq);
+
 		memset(qp->rq.mem, 0, (size_t)qp->rq.num * qp->rq.slot_size);
+		WRITE_ONCE(ctrl->flush, 0);
+	}
 	qp->rq_prod = 0;
 	qp->rq_cons = 0;
 }
@@ -688,9 +697,20 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int rv = 0;
 
 	/* user QPs own their ring; a QP with an SRQ has no RQ at all */
-	if (qp->user || !qp->rq.num) {
+	if ((qp->user && wr) || !qp->rq.num) {
 		*bad_wr = wr;
 		return -EINVAL;
+	}
+	/*
+	 * A user doorbell (no WRs): the provider saw kiwi_rq_ctrl.flush, so
+	 * what it posted since the flush completes flushed now.
+	 */
+	if (qp->user) {
+		spin_lock_irqsave(&qp->lock, flags);
+		if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp))
+			kiwi_flush_rq(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return 0;
 	}
 
 	spin_lock_irqsave(&qp->lock, flags);

@@ -167,8 +167,19 @@ struct kiwi_sq_ctrl {
 	__u32 reserved[15];
 };
 
+/*
+ * kiwi_rq_ctrl.flush, kernel -> provider: 1 once the QP is in ERR and its
+ * RQ has been flushed.  Receives need no doorbell while the QP works (the
+ * kernel takes them when a message arrives); from then on they must reach
+ * the kernel to complete with IB_WC_WR_FLUSH_ERR, so the provider publishes
+ * its slots, issues a full fence, reads this word and, if set, rings with
+ * an empty POST_RECV.  The kernel sets the word, issues a full barrier and
+ * then flushes, so each side sees the other.  A word that was reserved (0):
+ * an older provider ignores it and an older kernel never sets it.
+ */
 struct kiwi_rq_ctrl {
-	__u32 reserved[16];
+	__u32 flush;
+	__u32 reserved[15];
 };
 
 /* ib_uverbs driver data: requests (provider -> kernel) and responses. */

@@ -1038,6 +1038,34 @@ static void t_access(enum acc_case c)
 	post(cli.qp, IBV_WR_SEND, 14, sg, 1, 0, 0, IBV_SEND_SIGNALED);
 	snprintf(msg, sizeof(msg), "%s: a Send posted afterwards", what);
 	expect_wc(cli.scq, 14, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	/*
+	 * A receive posted afterwards: no system call posts it, so only the
+	 * provider's doorbell on kiwi_rq_ctrl.flush completes it.  Receives
+	 * posted before the error may be flushed ahead of it.
+	 */
+	snprintf(msg, sizeof(msg), "%s: a receive posted afterwards", what);
+	sg[0] = sge(cmr, cbuf, 16);
+	if (post_recv(cli.qp, 15, sg, 1)) {
+		ok(false, "%s: ibv_post_recv", msg);
+	} else {
+		struct ibv_wc rwc = { .wr_id = 0 };
+		bool all_flushed = true;
+
+		while (poll_n(cli.rcq, &rwc, 1, T_WC) == 1) {
+			if (rwc.status != IBV_WC_WR_FLUSH_ERR) {
+				all_flushed = false;
+				diag("receive wr_id %" PRIu64 ": %s",
+				     rwc.wr_id, ibv_wc_status_str(rwc.status));
+			}
+			if (rwc.wr_id == 15)
+				break;
+		}
+		if (rwc.wr_id != 15)
+			diag("no completion of wr_id 15 (last %" PRIu64 ")",
+			     rwc.wr_id);
+		ok(rwc.wr_id == 15 && all_flushed,
+		   "%s: wr_id 15 IBV_WC_WR_FLUSH_ERR", msg);
+	}
 	snprintf(msg, sizeof(msg), "%s: the responder's receive", what);
 	if (c != AC_WRITE_INVALIDATED)
 		expect_wc(srv.rcq, 60, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
