@@ -175,15 +175,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while ! "$@" > /dev/null 2>&1; do
-		[ $SECONDS -lt $end ] || { "$@"; return 1; }
-		sleep 0.2
-	done
-}
-
 obj_count() { awk -v n="$1" '$1 == n { print $2 }' "$KIWI_OBJECTS" 2>/dev/null; }
 ceps_are() {
 	local c

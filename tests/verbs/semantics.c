@@ -41,8 +41,8 @@
 #include <rdma/rdma_cma.h>
 
 #include "kiwi-tap.h"
+#include "kiwi-objects.h"
 
-#define OBJECTS_FILE	"/sys/kernel/debug/kiwi/objects"
 #define MAX_MRS		16
 #define T_CM		20000	/* ms for connection management steps */
 #define T_WC		20000	/* ms for completions of small WRs */
@@ -122,23 +122,6 @@ static void *big_alloc(size_t len)
 	return p;
 }
 
-/* ---- kiwi's object counts ----------------------------------------------- */
-
-static long kiwi_count(const char *name)
-{
-	char line[128], key[64];
-	long val, found = -1;
-	FILE *f = fopen(OBJECTS_FILE, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %ld", key, &val) == 2 &&
-		    !strcmp(key, name))
-			found = val;
-	fclose(f);
-	return found;
-}
 
 /* what this process holds outside the scenarios (librdmacm's own PD) */
 static long base_count[4];

@@ -32,8 +32,8 @@
 
 #include "kiwi-abi.h"
 #include "kiwi-tap.h"
+#include "kiwi-objects.h"
 
-#define OBJECTS_FILE	"/sys/kernel/debug/kiwi/objects"
 
 static const char *dev_name = "kiwi0";
 static const char *net_name = "veth0";
@@ -47,24 +47,6 @@ static const char *net_name = "veth0";
 			destroy(obj);					\
 	} while (0)
 
-/* ---- kernel object counts ---------------------------------------------- */
-
-/* Returns the count of `name', or -1 when absent or unreadable. */
-static long kiwi_count(const char *name)
-{
-	char line[128], key[64];
-	long val, found = -1;
-	FILE *f = fopen(OBJECTS_FILE, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %ld", key, &val) == 2 &&
-		    !strcmp(key, name))
-			found = val;
-	fclose(f);
-	return found;
-}
 
 /* Every line but "devices" is zero; retries briefly for deferred frees. */
 static bool counts_zero(char *why, size_t len)
