@@ -64,6 +64,13 @@ enum kiwi_cep_state {
 /* addresses one wildcard listener covers per family */
 #define KIWI_LISTEN_ADDRS	16
 
+/*
+ * How long a connection's Request waits for the older ones: one to the
+ * same peer still to be sent, or one accepted earlier still being read
+ * (kiwi_cep_req_turn(), kiwi_cep_wait_turn()).
+ */
+#define KIWI_ORDER_WAIT		(HZ / 2)
+
 /* Per device: its MPA policy and the ceps removal has to wait for. */
 struct kiwi_cm_dev {
 	struct list_head entry;		/* kiwi_cm_devs */
@@ -72,6 +79,7 @@ struct kiwi_cm_dev {
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
+	wait_queue_head_t req_wq;	/* a cep's req_pending was cleared */
 };
 
 struct kiwi_cep {
@@ -82,6 +90,7 @@ struct kiwi_cep {
 	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
 	bool reaped;			/* under cdev->lock: device removal saw it */
 	bool dead;			/* device or listener gone: fail handshake */
+	bool req_pending;		/* initiator: the Request is still to send */
 
 	struct socket *sock;
 	struct iw_cm_id *cm_id;		/* referenced with add_ref, or listener's */
@@ -91,6 +100,8 @@ struct kiwi_cep {
 	/* listener */
 	struct list_head lsocks;
 	struct list_head children;	/* children still reading their Request */
+	unsigned int children_gen;	/* bumped when one leaves children */
+	wait_queue_head_t children_wq;	/* woken then */
 	int backlog;
 	bool wildcard;			/* on kiwi_wild: follows the addresses */
 	bool v4too;			/* IPv6 wildcard covering IPv4 too */
@@ -324,6 +335,7 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 	spin_lock_init(&cdev->lock);
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);
+	init_waitqueue_head(&cdev->req_wq);
 	mutex_lock(&kiwi_cm_devs_mutex);
 	list_add_tail(&cdev->entry, &kiwi_cm_devs);
 	mutex_unlock(&kiwi_cm_devs_mutex);
@@ -385,6 +397,7 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 	cep->cdev = cdev;
 	INIT_LIST_HEAD(&cep->lsocks);
 	INIT_LIST_HEAD(&cep->children);
+	init_waitqueue_head(&cep->children_wq);
 	INIT_LIST_HEAD(&cep->child_entry);
 	INIT_LIST_HEAD(&cep->wild_entry);
 	INIT_WORK(&cep->event_work, kiwi_cep_event_work);
@@ -773,6 +786,42 @@ static int kiwi_cep_tcp_connect(struct kiwi_cep *cep)
 	return rv;
 }
 
+static bool kiwi_addr_same(const struct sockaddr_storage *a,
+			   const struct sockaddr_storage *b)
+{
+	return a->ss_family == b->ss_family &&
+	       !memcmp(a, b, kiwi_addr_len(a));
+}
+
+/* no older connection to the same peer address still owes its Request */
+static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
+{
+	struct kiwi_cm_dev *cdev = cep->cdev;
+	struct kiwi_cep *o;
+	bool turn = true;
+
+	spin_lock_irq(&cdev->lock);
+	list_for_each_entry(o, &cdev->ceps, dev_entry) {
+		if (o == cep)
+			break;
+		if (READ_ONCE(o->req_pending) &&
+		    kiwi_addr_same(&o->raddr, &cep->raddr)) {
+			turn = false;
+			break;
+		}
+	}
+	spin_unlock_irq(&cdev->lock);
+	return turn;
+}
+
+static void kiwi_cep_req_done(struct kiwi_cep *cep)
+{
+	if (READ_ONCE(cep->req_pending)) {
+		WRITE_ONCE(cep->req_pending, false);
+		wake_up_all(&cep->cdev->req_wq);
+	}
+}
+
 static void kiwi_cep_handshake_conn(struct work_struct *work)
 {
 	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
@@ -789,8 +838,17 @@ static void kiwi_cep_handshake_conn(struct work_struct *work)
 		tcp_sock_set_nodelay(cep->sock->sk);
 		n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len,
 				       cep->buf, sizeof(cep->buf));
+		/*
+		 * Requests to one peer go out in the order the consumer
+		 * connected (a listener serves them in arrival order, see
+		 * kiwi_cep_wait_turn()); a slow older one holds this one
+		 * back for KIWI_ORDER_WAIT at most.
+		 */
+		wait_event_timeout(cep->cdev->req_wq, kiwi_cep_req_turn(cep),
+				   KIWI_ORDER_WAIT);
 		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
 	}
+	kiwi_cep_req_done(cep);
 	if (!rv)
 		rv = kiwi_cep_recv_frame(cep, true);
 
@@ -885,6 +943,16 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto err;
 
+	/*
+	 * The SYN now, without waiting: connections then reach the peer in
+	 * the order the consumer made them (see kiwi_cep_wait_turn()).  The
+	 * handshake's blocking connect waits for this one and reports how
+	 * it ended.
+	 */
+	kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+		       kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	WRITE_ONCE(cep->req_pending, true);
+
 	cep->state = KIWI_CEP_CONNECTING;
 	cep->deadline = jiffies + kiwi_cm_timeout();
 	cep->cm_id = id;
@@ -922,6 +990,45 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply)
 	kiwi_cep_finish(cep);
 }
 
+/*
+ * Connection requests reach the consumer in the order TCP accepted the
+ * connections, as from a single-threaded handshake: applications that
+ * open several connections to one listener may pair them up by order
+ * (perftest -q N does; its credit scheme deadlocks otherwise).  The
+ * Requests are read in parallel, so that one slow peer cannot stall the
+ * rest: a Request read waits for the older ones still being read, for
+ * KIWI_ORDER_WAIT at most.
+ */
+static void kiwi_cep_wait_turn(struct kiwi_cep *cep, struct kiwi_cep *lcep)
+{
+	unsigned long end = jiffies + KIWI_ORDER_WAIT;
+	unsigned int gen;
+	bool first;
+
+	for (;;) {
+		mutex_lock(&lcep->mutex);
+		first = list_first_entry_or_null(&lcep->children,
+						 struct kiwi_cep,
+						 child_entry) == cep ||
+			lcep->state != KIWI_CEP_LISTEN;
+		gen = lcep->children_gen;
+		mutex_unlock(&lcep->mutex);
+		if (first || READ_ONCE(cep->dead) || !time_before(jiffies, end))
+			return;
+		wait_event_timeout(lcep->children_wq,
+				   READ_ONCE(lcep->children_gen) != gen,
+				   end - jiffies);
+	}
+}
+
+/* Under lcep->mutex: cep's Request is no longer being read. */
+static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
+{
+	list_del_init(&cep->child_entry);
+	WRITE_ONCE(lcep->children_gen, lcep->children_gen + 1);
+	wake_up_all(&lcep->children_wq);
+}
+
 static void kiwi_cep_handshake_req(struct work_struct *work)
 {
 	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
@@ -932,10 +1039,12 @@ static void kiwi_cep_handshake_req(struct work_struct *work)
 	int rv;
 
 	rv = kiwi_cep_recv_frame(cep, false);
+	if (!rv)
+		kiwi_cep_wait_turn(cep, lcep);
 
 	mutex_lock(&lcep->mutex);
 	mutex_lock(&cep->mutex);
-	list_del_init(&cep->child_entry);
+	kiwi_cep_child_done(cep, lcep);
 	if (lcep->state != KIWI_CEP_LISTEN || cep->dead || rv) {
 		/*
 		 * Listener or device gone, timeout, I/O error, or no valid
@@ -1279,6 +1388,8 @@ static void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks)
 			kernel_sock_shutdown(child->sock, SHUT_RDWR);
 		mutex_unlock(&child->mutex);
 	}
+	WRITE_ONCE(lcep->children_gen, lcep->children_gen + 1);
+	wake_up_all(&lcep->children_wq);
 	kiwi_cep_finish(lcep);
 }
 

@@ -352,6 +352,7 @@ const struct ib_device_ops kiwi_dev_ops = {
 	.map_mr_sg = kiwi_map_mr_sg,
 	.mmap = kiwi_mmap,
 	.mmap_free = kiwi_mmap_free,
+	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.modify_qp = kiwi_modify_qp,
 	.modify_srq = kiwi_modify_srq,
 	.poll_cq = kiwi_poll_cq,

@@ -12,6 +12,7 @@
 #include <linux/string.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/restrack.h>
 
 #include "kiwi.h"
 
@@ -377,6 +378,98 @@ out:
 		kiwi_cep_put(cep);
 	}
 	return rv;
+}
+
+/*
+ * `rdma res show qp -dd`: the engines' state, for whoever has to find out
+ * why a QP stopped moving.  stop_mutex with KIWI_EF_ON keeps the socket
+ * and the tx state from going away; the values themselves are racy
+ * snapshots.
+ */
+int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_txs *txs;
+	struct nlattr *nest;
+	struct sock *sk;
+	bool sq_next = false, rq_next = false;
+	unsigned long flags;
+	u32 v[6];
+	int rv = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->sq.num) {
+		struct kiwi_sqe *sqe = kiwi_ring_slot(&qp->sq, qp->sq_cons);
+
+		sq_next = kiwi_slot_flags(&sqe->flags) & KIWI_WQE_VALID;
+	}
+	if (qp->rq.num) {
+		struct kiwi_rqe *rqe = kiwi_ring_slot(&qp->rq, qp->rq_cons);
+
+		rq_next = kiwi_slot_flags(&rqe->flags) & KIWI_WQE_VALID;
+	}
+	v[0] = qp->sq_cons;
+	v[1] = qp->rq_cons;
+	v[2] = qp->ord_head - qp->ord_tail;
+	v[3] = qp->ird_head - qp->ird_tail;
+	v[4] = 0;
+	if (qp->user && qp->sq.mem) {
+		struct kiwi_sq_ctrl *ctrl = kiwi_ring_ctrl(&qp->sq);
+
+		v[4] = READ_ONCE(ctrl->engine_busy);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u64_hex(msg, "eflags", READ_ONCE(qp->eflags)) ||
+	    rdma_nl_put_driver_u32(msg, "sq_cons", v[0]) ||
+	    rdma_nl_put_driver_u32(msg, "sq_next_posted", sq_next) ||
+	    rdma_nl_put_driver_u32(msg, "rq_cons", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "rq_next_posted", rq_next) ||
+	    rdma_nl_put_driver_u32(msg, "ord_out", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "ird_out", v[3]) ||
+	    rdma_nl_put_driver_u32(msg, "engine_busy", v[4]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_work_pending",
+				   work_pending(&qp->tx_work)) ||
+	    rdma_nl_put_driver_u32(msg, "rx_kind", READ_ONCE(qp->rx_kind)) ||
+	    rdma_nl_put_driver_u32(msg, "rx_send_active",
+				   READ_ONCE(qp->rxs.active)))
+		goto cancel;
+
+	mutex_lock(&qp->stop_mutex);
+	if (!test_bit(KIWI_EF_ON, &qp->eflags))
+		goto out;
+	txs = qp->txs;
+	sk = qp->sock->sk;
+	v[0] = READ_ONCE(txs->wr.active);
+	v[1] = READ_ONCE(txs->niov) - READ_ONCE(txs->iov_done);
+	v[2] = READ_ONCE(txs->ord_wait);
+	v[3] = READ_ONCE(sk->sk_wmem_queued);
+	v[4] = READ_ONCE(sk->sk_sndbuf);
+	v[5] = READ_ONCE(tcp_sk(sk)->rcv_nxt) -
+	       READ_ONCE(tcp_sk(sk)->copied_seq);
+	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_unread", v[5]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_nospace", sk->sk_socket &&
+				   test_bit(SOCK_NOSPACE,
+					    &sk->sk_socket->flags)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_state", READ_ONCE(sk->sk_state)))
+		rv = -EMSGSIZE;
+out:
+	mutex_unlock(&qp->stop_mutex);
+	if (rv)
+		goto cancel;
+	nla_nest_end(msg, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
 }
 
 int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

@@ -407,8 +407,11 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 
 /*
  * Hand the batch to TCP.  0 when all of it went (its completions are
- * then posted), -EAGAIN to wait for sk_write_space, else a socket error.
+ * then posted), -EAGAIN to wait for sk_write_space, KIWI_TX_YIELD to
+ * run again from the work item, else a socket error.
  */
+#define KIWI_TX_YIELD	1
+
 static int kiwi_batch_push(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -448,9 +451,16 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 		set_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
 		/* flag before re-checking: or write_space finds it clear */
 		smp_mb__after_atomic();
-		if (!sk_stream_is_writeable(sk) || !retry--)
+		if (!sk_stream_is_writeable(sk))
 			return -EAGAIN;
 		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+		/*
+		 * Room again already (ACKs on another CPU).  After a few
+		 * rounds, yield instead: sk_write_space may have come and
+		 * gone, so nothing else would wake the engine.
+		 */
+		if (!retry--)
+			return KIWI_TX_YIELD;
 	}
 	txs->niov = 0;
 	txs->npg = 0;
@@ -865,6 +875,20 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 	return kiwi_fpdu_add(txs, &h, &none, 0);
 }
 
+/* a Read Response is being sent or waits (a snapshot) */
+static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
+{
+	return READ_ONCE(qp->ird_tail) != READ_ONCE(qp->ird_head);
+}
+
+/* the next SQE is posted (a snapshot) */
+static bool kiwi_tx_sq_due(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *slot = kiwi_ring_slot(&qp->sq, READ_ONCE(qp->sq_cons));
+
+	return kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID;
+}
+
 /*
  * Fill the batch: RTR first, then Read Responses before SQ work, one
  * FPDU at a time.  Returns FPDUs added or -errno (local failure).
@@ -915,7 +939,12 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 		added++;
 	}
 full:
-	txs->more = true;
+	/*
+	 * MSG_MORE only if FPDUs are sure to follow: TCP holds a corked
+	 * tail until the next send, or a probe timer's worth (>= 200 ms)
+	 * if nothing is in flight.
+	 */
+	txs->more = w->active || kiwi_tx_rresp_due(qp) || kiwi_tx_sq_due(qp);
 	return added;
 }
 
@@ -955,6 +984,10 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			rv = kiwi_batch_push(qp);
 			if (rv == -EAGAIN)
 				return;
+			if (rv == KIWI_TX_YIELD) {
+				kiwi_tx_kick(qp);
+				return;
+			}
 			if (rv) {
 				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
 				if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))

@@ -541,8 +541,29 @@ reject_pd() {
 		tap_diag "$(cat $tmp/rc.log)" "$(cat $tmp/rs.log)"
 	fi
 }
+# order DESC PORT: 8 connections made back to back reach the listener in
+# the order they were made (perftest -q N pairs its QPs up by it)
+order() {
+	local desc=$1 port=$2 rc src
+	$PEER "$cmrej" order-server 198.18.0.2 "$port" 8 > $tmp/os.log 2>&1 &
+	spid=$!
+	wait_for 15 mpa_server_ready $tmp/os.log
+	"$cmrej" order-client 198.18.0.2 "$port" 8 > $tmp/oc.log 2>&1
+	rc=$?
+	reap $spid 30
+	src=$?
+	if [ $rc = 0 ] && [ $src = 0 ]; then
+		tap_ok "$desc"
+	else
+		tap_fail "$desc (client rc $rc, server rc $src)"
+		tap_diag "$(cat $tmp/oc.log)" "$(cat $tmp/os.log)"
+	fi
+}
 cmrej=$KIWI_ROOT/tests/verbs/build/cm-reject
 if [ -x "$cmrej" ]; then
+	for i in 1 2 3; do
+		order "8 connection requests made back to back reach kiwi1's listener in order (round $i)" $((7030 + i))
+	done
 	reject_pd "rdma_reject with 200 bytes: REJECTED at kiwi0 with them intact, the Request's 50 reached kiwi1" 7020 50 200
 	reject_pd "rdma_reject with 255 bytes (iw_cm's most) both ways, intact" 7021 255 255
 	reject_pd "rdma_reject without private data: REJECTED, none delivered" 7022 0 0
@@ -581,12 +602,14 @@ if [ -x "$cmrej" ]; then
 		$PEER rdma link add siw1 type siw netdev veth1
 		wait_for 10 $PEER sh -c "grep -q ACTIVE /sys/class/infiniband/siw1/ports/1/state"
 		reject_pd "kiwi0 to siw1: siw's rdma_reject with 200 bytes reaches kiwi intact, kiwi's 50 reach siw's listener" 7026 50 200
+		order "kiwi0 to siw1: 8 connection requests reach siw's listener in the order kiwi made them" 7034
 		rdma link del kiwi0
 		rdma link add siw0 type siw netdev veth0
 		$PEER rdma link del siw1
 		$PEER rdma link add kiwi1 type kiwi netdev veth1
 		wait_for 10 grep -q ACTIVE /sys/class/infiniband/siw0/ports/1/state
 		reject_pd "siw0 to kiwi1: kiwi's rdma_reject with 200 bytes reaches siw intact, siw's 50 reach kiwi's listener" 7027 50 200
+		order "siw0 to kiwi1: 8 connection requests reach kiwi's listener in the order siw made them" 7035
 		rdma link del siw0
 		rdma link add kiwi0 type kiwi netdev veth0
 		siw_unload

@@ -17,6 +17,16 @@
  *
  * The pattern: byte i is (i * 7 + 3) mod 256, so that truncation and
  * offsets show.
+ *
+ * The order of connection requests (applications such as perftest -q N
+ * pair several connections up by it):
+ *   cm-reject order-server ADDR PORT N
+ *	take N connection requests, each rejected; print "order I0 I1 ..."
+ *	(the first private data byte of each); exit 0 if it is 0 1 .. N-1.
+ *   cm-reject order-client ADDR PORT N
+ *	make N connections, their addresses and routes resolved first,
+ *	then rdma_connect() back to back, connection i with private data
+ *	byte i; exit 0 when all N were REJECTED.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -133,6 +143,139 @@ out:
 	return rv;
 }
 
+#define ORDER_MAX	32
+
+static int order_server(struct addrinfo *ai, int n)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *lid;
+	int got[ORDER_MAX], i, bad = 0;
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP)) {
+		perror("cm-reject: create");
+		return 1;
+	}
+	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, n)) {
+		perror("cm-reject: bind/listen");
+		bad = 1;
+		goto out;
+	}
+	printf("listening\n");
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		ev = next_event(ch);
+		if (!ev) {
+			bad = 1;
+			goto out;
+		}
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST ||
+		    ev->param.conn.private_data_len < 1) {
+			fprintf(stderr, "cm-reject: %s\n",
+				rdma_event_str(ev->event));
+			rdma_ack_cm_event(ev);
+			bad = 1;
+			goto out;
+		}
+		got[i] = *(const unsigned char *)ev->param.conn.private_data;
+		rdma_reject(ev->id, NULL, 0);
+		rdma_destroy_id(ev->id);
+		rdma_ack_cm_event(ev);
+	}
+	printf("order");
+	for (i = 0; i < n; i++) {
+		printf(" %d", got[i]);
+		bad |= got[i] != i;
+	}
+	putchar('\n');
+out:
+	rdma_destroy_id(lid);
+	rdma_destroy_event_channel(ch);
+	return bad;
+}
+
+static int order_client(struct addrinfo *ai, int n)
+{
+	struct rdma_conn_param cp = { .initiator_depth = 1,
+				      .responder_resources = 1,
+				      .private_data_len = 1 };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct rdma_cm_id *id[ORDER_MAX] = { NULL };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct ibv_pd *ibpd = NULL;
+	struct ibv_cq *cq = NULL;
+	unsigned char idx;
+	int i, made = 0, rv = 1;
+
+	ch = rdma_create_event_channel();
+	if (!ch)
+		return 1;
+	for (made = 0; made < n; made++) {
+		if (rdma_create_id(ch, &id[made], NULL, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(id[made], NULL, ai->ai_addr,
+				      TIMEOUT_MS) ||
+		    expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+		    rdma_resolve_route(id[made], TIMEOUT_MS) ||
+		    expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED))
+			goto out;
+		if (!ibpd) {
+			ibpd = ibv_alloc_pd(id[made]->verbs);
+			cq = ibpd ? ibv_create_cq(id[made]->verbs, 2 * n, NULL,
+						  NULL, 0) : NULL;
+			if (!cq) {
+				perror("cm-reject: pd/cq");
+				goto out;
+			}
+			qa.send_cq = cq;
+			qa.recv_cq = cq;
+		}
+		if (rdma_create_qp(id[made], ibpd, &qa)) {
+			perror("cm-reject: rdma_create_qp");
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		idx = (unsigned char)i;
+		cp.private_data = &idx;
+		if (rdma_connect(id[i], &cp)) {
+			perror("cm-reject: rdma_connect");
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		ev = next_event(ch);
+		if (!ev)
+			goto out;
+		if (ev->event != RDMA_CM_EVENT_REJECTED) {
+			fprintf(stderr, "cm-reject: %s (status %d)\n",
+				rdma_event_str(ev->event), ev->status);
+			rdma_ack_cm_event(ev);
+			goto out;
+		}
+		rdma_ack_cm_event(ev);
+	}
+	printf("%d connections rejected\n", n);
+	rv = 0;
+out:
+	for (i = 0; i < made + (made < n && id[made]); i++) {
+		if (id[i]->qp)
+			rdma_destroy_qp(id[i]);
+		rdma_destroy_id(id[i]);
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ibpd)
+		ibv_dealloc_pd(ibpd);
+	rdma_destroy_event_channel(ch);
+	return rv;
+}
+
 static int client(struct addrinfo *ai, int len, int expect)
 {
 	struct rdma_conn_param cp = { .initiator_depth = 1,
@@ -210,12 +353,25 @@ int main(int argc, char **argv)
 	struct addrinfo *ai;
 	int len, rv;
 
-	if (argc < 5 || (strcmp(argv[1], "server") && argc < 6)) {
+	if (argc < 5 || (!strcmp(argv[1], "client") && argc < 6)) {
 		fprintf(stderr, "usage: cm-reject server ADDR PORT LEN\n"
-			"       cm-reject client ADDR PORT LEN EXPECT\n");
+			"       cm-reject client ADDR PORT LEN EXPECT\n"
+			"       cm-reject order-server|order-client ADDR PORT N\n");
 		return 2;
 	}
 	len = atoi(argv[4]);
+	if (!strncmp(argv[1], "order-", 6)) {
+		if (len < 1 || len > ORDER_MAX) {
+			fprintf(stderr, "cm-reject: N is 1..%d\n", ORDER_MAX);
+			return 2;
+		}
+		if (get_addr(argv[2], argv[3], &ai))
+			return 2;
+		rv = !strcmp(argv[1], "order-server") ? order_server(ai, len) :
+		     order_client(ai, len);
+		freeaddrinfo(ai);
+		return rv;
+	}
 	if (len < 0 || len > 255) {
 		fprintf(stderr, "cm-reject: LEN is 0..255\n");
 		return 2;
