@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #include "kiwi-verbs-private.h"
 #include "kiwi-abi.h"
@@ -90,6 +91,19 @@ struct kiwi_srq {
 	struct kiwi_rqe *rqe;
 };
 
+/* struct ib_uverbs_post_send, with its header, minus send_wr[] */
+struct kiwi_db_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	uint64_t response;
+	uint32_t qp_handle;
+	uint32_t wr_count;
+	uint32_t sge_count;
+	uint32_t wqe_size;
+};
+_Static_assert(sizeof(struct kiwi_db_cmd) ==
+	       sizeof(struct ib_uverbs_cmd_hdr) +
+	       sizeof(struct ib_uverbs_post_send), "doorbell command layout");
+
 struct kiwi_qp {
 	struct ibv_qp ibv_qp;
 	uint32_t id;
@@ -103,6 +117,13 @@ struct kiwi_qp {
 	struct kiwi_rqe *rqe;
 	struct kiwi_sq_ctrl *sq_ctrl;	/* after the last SQ slot */
 	struct kiwi_rq_ctrl *rq_ctrl;	/* after the last RQ slot; NULL with an SRQ */
+	/*
+	 * The SQ doorbell: IB_USER_VERBS_CMD_POST_SEND without work
+	 * requests, by write() on the command fd (ib_uverbs' legacy path is
+	 * a good deal shorter than the ioctl one rdma-core would take).
+	 */
+	struct kiwi_db_cmd db;
+	struct ib_uverbs_post_send_resp db_resp;
 };
 
 static inline struct kiwi_context *kiwi_ctx(struct ibv_context *c)

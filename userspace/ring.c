@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "kiwi.h"
 
@@ -271,9 +272,12 @@ static int kiwi_build_sqe(struct kiwi_qp *qp, const struct ibv_send_wr *wr,
  */
 static int kiwi_ring_doorbell(struct kiwi_qp *qp)
 {
-	struct ibv_send_wr *bad = NULL;
+	ssize_t n = write(qp->ibv_qp.context->cmd_fd, &qp->db,
+			  sizeof(qp->db));
 
-	return ibv_cmd_post_send(&qp->ibv_qp, NULL, &bad);
+	if (n == (ssize_t)sizeof(qp->db))
+		return 0;
+	return n < 0 ? errno : EIO;
 }
 
 /*

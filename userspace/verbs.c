@@ -218,6 +218,13 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 	qp->rq_ctrl = qp->rq.map ?
 		(struct kiwi_rq_ctrl *)(qp->rqe + qp->rq.num) : NULL;
 	qp->sq_sig_all = attr->sq_sig_all;
+	qp->db.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	qp->db.hdr.in_words = sizeof(qp->db) / 4;
+	qp->db.hdr.out_words = sizeof(qp->db_resp) / 4;
+	qp->db.response = (uintptr_t)&qp->db_resp;
+	qp->db.qp_handle = qp->ibv_qp.handle;
+	/* the kernel insists on a WR size it knows, even for no WRs */
+	qp->db.wqe_size = sizeof(struct ib_uverbs_send_wr);
 	/* Validate posts against what the kernel granted, never beyond the
 	 * slot format. */
 	qp->max_send_sge = attr->cap.max_send_sge < ctx->max_sge ?
