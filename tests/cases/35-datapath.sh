@@ -105,7 +105,8 @@ perf_pair() {
 	ip netns exec $ns timeout 120 "$tool" -R -d kiwidp1 -n 50 -s 65536 \
 		> /tmp/dp-perf-srv.log 2>&1 &
 	srv=$!
-	sleep 3
+	# perftest's port (18515): kiwi listens on a TCP socket in the netns
+	wait_for 60 sh -c "ip netns exec $ns ss -Htln 'sport = :18515' | grep -q ."
 	timeout 120 "$tool" -R -d kiwidp0 -n 50 -s 65536 $srv_ip \
 		> /tmp/dp-perf-cli.log 2>&1
 	rc=$?
