@@ -1369,12 +1369,15 @@ struct remote {
 /*
  * The child: the client end, in its own process.  "send": streams Writes
  * and Sends to the server until killed.  "recv": posts receives, names a
- * Write target in its private data and takes what comes until killed.
+ * Write (or Read) target in its private data and takes what comes until
+ * killed.  "read": streams RDMA Reads from the server until killed, so that it
+ * dies with Read Responses half placed.
  */
 static int child_main(const char *mode)
 {
 	struct qp_opts o = { .send_wr = 32, .recv_wr = K_RECVS };
 	bool sender = !strcmp(mode, "send");
+	bool reader = !strcmp(mode, "read");
 	size_t len = 16 * MIB;
 	char *buf = big_alloc(len);
 	struct remote r = { 0 }, me;
@@ -1391,10 +1394,10 @@ static int child_main(const char *mode)
 		return 2;
 	}
 	mr = side_reg(&cli, buf, len, IBV_ACCESS_LOCAL_WRITE |
-		      IBV_ACCESS_REMOTE_WRITE);
+		      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!mr)
 		return 2;
-	if (!sender)
+	if (!sender && !reader)
 		for (i = 0; i < K_RECVS; i++) {
 			sg = sge(mr, buf + (size_t)i * K_SEND, K_SEND);
 			post_recv(cli.qp, i, &sg, 1);
@@ -1412,7 +1415,17 @@ static int child_main(const char *mode)
 	}
 	memcpy(&r, cli.pdata, sizeof(r));
 	for (;;) {
-		if (sender) {
+		if (reader) {
+			while (out < 8) {
+				sg = sge(mr, buf + (id % 8) * K_WRITE, K_WRITE);
+				if (post(cli.qp, IBV_WR_RDMA_READ, id, &sg, 1,
+					 r.rkey, r.addr, IBV_SEND_SIGNALED))
+					return 3;
+				id++;
+				out++;
+			}
+			n = ibv_poll_cq(cli.scq, 16, wc);
+		} else if (sender) {
 			while (out < 16) {
 				bool w = id % 2;
 
@@ -1431,7 +1444,7 @@ static int child_main(const char *mode)
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS)
 				return 4;
-			if (sender) {
+			if (sender || reader) {
 				out--;
 			} else {
 				sg = sge(mr, buf + wc[i].wr_id * K_SEND,
@@ -1616,10 +1629,71 @@ out:
 	kmr = NULL;
 }
 
-/* We stream Writes and Sends to the child, which is killed. */
-static void t_kill_receiver(void)
+/*
+ * The child streams RDMA Reads from us and is killed with Read Responses
+ * in flight: its QP is flushed in the middle of placing one (kiwi once
+ * dropped the sink MR's reference twice there).
+ */
+static void t_kill_reader(void)
 {
-	const char *what = "killed receiver";
+	const char *what = "killed reader";
+	struct remote me;
+	long base = kiwi_count("ucontexts"), end;
+	pid_t pid;
+
+	kbuf = big_alloc(16 * MIB);
+	if (!kbuf)
+		return;
+	pid = spawn_child("read");
+	if (!wait_flag(&srv.requested, NULL, T_CM) ||
+	    !side_setup(&srv, &(struct qp_opts){ 16, 4 })) {
+		ok(false, "%s: the child connects", what);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	kmr = side_reg(&srv, kbuf, 16 * MIB, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_READ);
+	me.addr = (uintptr_t)kbuf;
+	me.len = 16 * MIB;
+	me.rkey = kmr ? kmr->rkey : 0;
+	if (!kmr || rdma_accept(srv.id, &(struct rdma_conn_param){
+			.initiator_depth = 8, .responder_resources = 8,
+			.private_data = &me, .private_data_len = sizeof(me) }) ||
+	    !wait_flag(&srv.established, &srv.failed, T_CM)) {
+		ok(false, "%s: the child connects", what);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		goto out;
+	}
+	ok(true, "%s: the child connects", what);
+	/* let Reads of 1 MiB stream (a few hundred ms of them), then kill */
+	end = now_ms() + 1500;
+	while (now_ms() < end && !srv.disconnected)
+		pump(10);
+	ok(!srv.disconnected, "%s: the child still reads after 1.5 s", what);
+	kill(pid, SIGKILL);
+	ok(wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: RDMA_CM_EVENT_DISCONNECTED at the survivor", what);
+	expect_state(&srv, IBV_QPS_ERR, what);
+	reap_child(pid, what);
+out:
+	conn_close();
+	check_contexts(base, what);
+	check_counts(what);
+	free(kbuf);
+	kbuf = NULL;
+	kmr = NULL;
+}
+
+/*
+ * We stream Writes and Sends to the child, which is killed; or, reads,
+ * RDMA Reads from it, so that we lose the peer with Read Responses half
+ * placed (kiwi once dropped the sink MR's reference twice there).
+ */
+static void t_kill_receiver(bool reads)
+{
+	const char *what = reads ? "killed responder" : "killed receiver";
 	struct remote r;
 	struct ibv_wc wc[16];
 	struct ibv_sge sg;
@@ -1650,10 +1724,11 @@ static void t_kill_receiver(void)
 	while (done < 8 && now_ms() < end && !other) {
 		while (posted - done - flushed - other < 16) {
 			bool w = id % 2;
+			enum ibv_wr_opcode op = reads ? IBV_WR_RDMA_READ :
+				w ? IBV_WR_RDMA_WRITE : IBV_WR_SEND;
 
-			sg = sge(mr, kbuf, w ? K_WRITE : K_SEND);
-			if (post(srv.qp, w ? IBV_WR_RDMA_WRITE : IBV_WR_SEND,
-				 id++, &sg, 1, r.rkey, r.addr,
+			sg = sge(mr, kbuf, w || reads ? K_WRITE : K_SEND);
+			if (post(srv.qp, op, id++, &sg, 1, r.rkey, r.addr,
 				 IBV_SEND_SIGNALED))
 				break;
 			posted++;
@@ -1668,8 +1743,8 @@ static void t_kill_receiver(void)
 		if (!n)
 			pump(1);
 	}
-	ok(done >= 8 && !other, "%s: 8 Writes and Sends done, %d outstanding",
-	   what, posted - done);
+	ok(done >= 8 && !other, "%s: 8 %s done, %d outstanding", what,
+	   reads ? "Reads" : "Writes and Sends", posted - done);
 	kill(pid, SIGKILL);
 	ok(wait_flag(&srv.disconnected, NULL, T_CM),
 	   "%s: RDMA_CM_EVENT_DISCONNECTED at the survivor", what);
@@ -1705,7 +1780,8 @@ static void t_kill_receiver(void)
 	expect_state(&srv, IBV_QPS_ERR, what);
 	sg = sge(mr, kbuf, 100);
 	post(srv.qp, IBV_WR_SEND, 999, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
-	expect_wc(srv.scq, 999, IBV_WC_WR_FLUSH_ERR, -1, T_WC,
+	expect_wc(srv.scq, 999, IBV_WC_WR_FLUSH_ERR, -1, T_WC, reads ?
+		  "killed responder: a Send posted afterwards" :
 		  "killed receiver: a Send posted afterwards");
 	reap_child(pid, what);
 out:
@@ -1854,7 +1930,9 @@ int main(int argc, char **argv)
 		t_large();
 	if (want("kill")) {
 		t_kill_sender();
-		t_kill_receiver();
+		t_kill_receiver(false);
+		t_kill_receiver(true);
+		t_kill_reader();
 	}
 
 	rdma_destroy_id(listen_id);
