@@ -1498,7 +1498,9 @@ static bool accept_child(const struct qp_opts *o, const void *pd,
 
 static char *kbuf;
 static struct ibv_mr *kmr;
+static struct remote kme;	/* kmr's part the child targets */
 
+/* for a child that sends: receives posted, Writes allowed */
 static void kill_recv_setup(void)
 {
 	struct ibv_sge sg;
@@ -1510,6 +1512,33 @@ static void kill_recv_setup(void)
 		sg = sge(kmr, kbuf + (size_t)i * K_SEND, K_SEND);
 		post_recv(srv.qp, i, &sg, 1);
 	}
+	kme.rkey = kmr ? kmr->rkey : 0;
+}
+
+/* for a child that reads */
+static void kill_read_setup(void)
+{
+	kmr = side_reg(&srv, kbuf, 16 * MIB, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_READ);
+	kme.rkey = kmr ? kmr->rkey : 0;
+}
+
+/*
+ * Accept the child's request with kme (filled in by setup, which
+ * registers kmr once our QP exists) as private data.
+ */
+static bool accept_child_kmr(pid_t pid, const char *what, int recvs,
+			     void (*setup)(void))
+{
+	bool up = accept_child(&(struct qp_opts){ 16, recvs }, &kme,
+			       sizeof(kme), setup) && kmr;
+
+	ok(up, "%s: the child connects", what);
+	if (!up) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return up;
 }
 
 static bool reap_child(pid_t pid, const char *what)
@@ -1540,11 +1569,21 @@ static void check_contexts(long base, const char *what)
 	   what, v, base);
 }
 
+/* after a kill scenario: everything gone, the child's context too */
+static void kill_done(long base, const char *what)
+{
+	conn_close();
+	check_contexts(base, what);
+	check_counts(what);
+	free(kbuf);
+	kbuf = NULL;
+	kmr = NULL;
+}
+
 /* The child streams Sends and Writes to us and is killed. */
 static void t_kill_sender(void)
 {
 	const char *what = "killed sender";
-	struct remote me;
 	struct ibv_wc wc[16];
 	struct ibv_sge sg;
 	long base = kiwi_count("ucontexts"), end;
@@ -1555,28 +1594,10 @@ static void t_kill_sender(void)
 	if (!kbuf)
 		return;
 	pid = spawn_child("send");
-	me.addr = (uintptr_t)kbuf + 8 * MIB;
-	me.len = 8 * MIB;
-	/* the rkey is known once registered: send it in the accept */
-	if (!wait_flag(&srv.requested, NULL, T_CM) ||
-	    !side_setup(&srv, &(struct qp_opts){ 16, K_RECVS })) {
-		ok(false, "%s: the child connects", what);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	kme.addr = (uintptr_t)kbuf + 8 * MIB;
+	kme.len = 8 * MIB;
+	if (!accept_child_kmr(pid, what, K_RECVS, kill_recv_setup))
 		goto out;
-	}
-	kill_recv_setup();
-	me.rkey = kmr ? kmr->rkey : 0;
-	if (!kmr || rdma_accept(srv.id, &(struct rdma_conn_param){
-			.initiator_depth = 8, .responder_resources = 8,
-			.private_data = &me, .private_data_len = sizeof(me) }) ||
-	    !wait_flag(&srv.established, &srv.failed, T_CM)) {
-		ok(false, "%s: the child connects", what);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		goto out;
-	}
-	ok(true, "%s: the child connects", what);
 	/* take 8 Sends, reposting, then kill the child mid-stream */
 	end = now_ms() + T_BIG;
 	while (got < 8 && now_ms() < end) {
@@ -1621,12 +1642,7 @@ static void t_kill_sender(void)
 	expect_state(&srv, IBV_QPS_ERR, what);
 	reap_child(pid, what);
 out:
-	conn_close();
-	check_contexts(base, what);
-	check_counts(what);
-	free(kbuf);
-	kbuf = NULL;
-	kmr = NULL;
+	kill_done(base, what);
 }
 
 /*
@@ -1637,7 +1653,6 @@ out:
 static void t_kill_reader(void)
 {
 	const char *what = "killed reader";
-	struct remote me;
 	long base = kiwi_count("ucontexts"), end;
 	pid_t pid;
 
@@ -1645,28 +1660,10 @@ static void t_kill_reader(void)
 	if (!kbuf)
 		return;
 	pid = spawn_child("read");
-	if (!wait_flag(&srv.requested, NULL, T_CM) ||
-	    !side_setup(&srv, &(struct qp_opts){ 16, 4 })) {
-		ok(false, "%s: the child connects", what);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	kme.addr = (uintptr_t)kbuf;
+	kme.len = 16 * MIB;
+	if (!accept_child_kmr(pid, what, 4, kill_read_setup))
 		goto out;
-	}
-	kmr = side_reg(&srv, kbuf, 16 * MIB, IBV_ACCESS_LOCAL_WRITE |
-		       IBV_ACCESS_REMOTE_READ);
-	me.addr = (uintptr_t)kbuf;
-	me.len = 16 * MIB;
-	me.rkey = kmr ? kmr->rkey : 0;
-	if (!kmr || rdma_accept(srv.id, &(struct rdma_conn_param){
-			.initiator_depth = 8, .responder_resources = 8,
-			.private_data = &me, .private_data_len = sizeof(me) }) ||
-	    !wait_flag(&srv.established, &srv.failed, T_CM)) {
-		ok(false, "%s: the child connects", what);
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		goto out;
-	}
-	ok(true, "%s: the child connects", what);
 	/* let Reads of 1 MiB stream (a few hundred ms of them), then kill */
 	end = now_ms() + 1500;
 	while (now_ms() < end && !srv.disconnected)
@@ -1678,12 +1675,7 @@ static void t_kill_reader(void)
 	expect_state(&srv, IBV_QPS_ERR, what);
 	reap_child(pid, what);
 out:
-	conn_close();
-	check_contexts(base, what);
-	check_counts(what);
-	free(kbuf);
-	kbuf = NULL;
-	kmr = NULL;
+	kill_done(base, what);
 }
 
 /*
@@ -1785,11 +1777,7 @@ static void t_kill_receiver(bool reads)
 		  "killed receiver: a Send posted afterwards");
 	reap_child(pid, what);
 out:
-	conn_close();
-	check_contexts(base, what);
-	check_counts(what);
-	free(kbuf);
-	kbuf = NULL;
+	kill_done(base, what);
 }
 
 /* ---- main ----------------------------------------------------------------- */
