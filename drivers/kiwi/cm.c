@@ -65,11 +65,11 @@ enum kiwi_cep_state {
 #define KIWI_LISTEN_ADDRS	16
 
 /*
- * How long a connection's Request waits for the older ones: one to the
- * same peer still to be sent, or one accepted earlier still being read
- * (kiwi_cep_req_turn(), kiwi_cep_wait_turn()).
+ * How long a Request read in full waits for connections accepted before
+ * it whose Requests are still being read (kiwi_cep_wait_turn()): what a
+ * silent peer can delay others by.
  */
-#define KIWI_ORDER_WAIT		(HZ / 2)
+#define KIWI_ORDER_WAIT		HZ
 
 /* Per device: its MPA policy and the ceps removal has to wait for. */
 struct kiwi_cm_dev {
@@ -830,6 +830,7 @@ static void kiwi_cep_handshake_conn(struct work_struct *work)
 	const u8 *pd = NULL;
 	u16 pd_len = 0;
 	enum kiwi_err err;
+	long left;
 	int rv, n;
 
 	/* blocking I/O without the mutex: others may only shut sock down */
@@ -841,11 +842,14 @@ static void kiwi_cep_handshake_conn(struct work_struct *work)
 		/*
 		 * Requests to one peer go out in the order the consumer
 		 * connected (a listener serves them in arrival order, see
-		 * kiwi_cep_wait_turn()); a slow older one holds this one
-		 * back for KIWI_ORDER_WAIT at most.
+		 * kiwi_cep_wait_turn()): wait for older connections to the
+		 * same peer to send theirs or fail, within our own deadline.
 		 */
-		wait_event_timeout(cep->cdev->req_wq, kiwi_cep_req_turn(cep),
-				   KIWI_ORDER_WAIT);
+		left = kiwi_cep_left(cep);
+		if (left > 0)
+			wait_event_timeout(cep->cdev->req_wq,
+					   kiwi_cep_req_turn(cep) ||
+					   READ_ONCE(cep->dead), left);
 		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
 	}
 	kiwi_cep_req_done(cep);
@@ -1590,6 +1594,8 @@ static void kiwi_cep_reap(struct kiwi_cep *cep)
 		/* the handshake work wakes up and finishes it */
 		if (cep->sock)
 			kernel_sock_shutdown(cep->sock, SHUT_RDWR);
+		/* also from waiting for its turn to send the Request */
+		wake_up_all(&cep->cdev->req_wq);
 		break;
 	case KIWI_CEP_REQ_RCVD:
 		/* iw_cm dropped the request with its listener: ours now */
