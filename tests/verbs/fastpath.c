@@ -449,11 +449,18 @@ static void test_doorbell_idle(struct conn *c, struct ibv_cq *scq)
 	   after - before);
 }
 
-/* Many large Writes, one per post: the engine stays busy, few doorbells. */
+/*
+ * Posts behind a busy engine ring no doorbell.  The first Write carries
+ * all BURST regions (8 MiB: the engine is busy with it for a good while
+ * under TCG), the next BURST - 1 rewrite one region each with the same
+ * bytes; only the first, on an idle QP, needs a doorbell.  (A burst of
+ * equal Writes was timing-dependent: a poster slower than the engine
+ * meets it idle again and again.)
+ */
 static void test_doorbell_burst(struct conn *c, struct ibv_cq *scq)
 {
 	static struct ibv_wc wc[BURST];
-	long long before, after;
+	long long before, first, after;
 	int i, n, good = 1, seen[BURST] = { 0 };
 
 	for (i = 0; i < BURST; i++)
@@ -461,7 +468,12 @@ static void test_doorbell_burst(struct conn *c, struct ibv_cq *scq)
 	memset(sbuf, 0, (size_t)BURST * BURST_SIZE);
 	usleep(50000);
 	before = doorbells();
-	for (i = 0; i < BURST; i++)
+	if (post_send1(c->cqp, IBV_WR_RDMA_WRITE, 5000, cbuf,
+		       BURST * BURST_SIZE, cmr->lkey, IBV_SEND_SIGNALED,
+		       (uintptr_t)sbuf, smr->rkey))
+		good = 0;
+	first = doorbells();
+	for (i = 1; i < BURST; i++)
 		if (post_send1(c->cqp, IBV_WR_RDMA_WRITE, 5000 + i,
 			       cbuf + (size_t)i * BURST_SIZE, BURST_SIZE,
 			       cmr->lkey, IBV_SEND_SIGNALED,
@@ -482,11 +494,12 @@ static void test_doorbell_burst(struct conn *c, struct ibv_cq *scq)
 		if (!check(sbuf + (size_t)i * BURST_SIZE, BURST_SIZE, 5000 + i))
 			good = 0;
 	ok(good && n == BURST,
-	   "burst of %d Writes of %d KiB: each completes once, data verified",
-	   BURST, BURST_SIZE / 1024);
-	ok(before >= 0 && after - before >= 1 && after - before <= BURST / 4,
-	   "burst while the engine is busy: %lld doorbells for %d posts",
-	   after - before, BURST);
+	   "a Write of %d MiB, then %d of %d KiB: each completes once, data verified",
+	   BURST * BURST_SIZE / (1024 * 1024), BURST - 1, BURST_SIZE / 1024);
+	/* a poster stalled longer than the 8 MiB Write may ring once more */
+	ok(before >= 0 && first - before == 1 && after - first <= 1,
+	   "posts behind a busy engine: %lld doorbell(s) for the first post, %lld for the %d behind it",
+	   first - before, after - first, BURST - 1);
 }
 
 /*
