@@ -1282,7 +1282,7 @@ static bool kiwi_lsock_has(struct kiwi_cep *lcep,
 	struct kiwi_lsock *ls;
 
 	list_for_each_entry(ls, &lcep->lsocks, entry)
-		if (!memcmp(&ls->addr, addr, kiwi_addr_len(addr)))
+		if (kiwi_addr_same(&ls->addr, addr))
 			return true;
 	return false;
 }

@@ -397,6 +397,17 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
 
+/*
+ * A WR is posted in the SQ slot the engine takes next (qp->lock or the
+ * engine's tx_mutex keeps sq_cons still; the slot is a snapshot).
+ */
+static inline bool kiwi_sq_next_posted(struct kiwi_qp *qp)
+{
+	struct kiwi_sqe *slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
+
+	return kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID;
+}
+
 static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct kiwi_srq, ibsrq);

@@ -398,11 +398,8 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	int rv = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->sq.num) {
-		struct kiwi_sqe *sqe = kiwi_ring_slot(&qp->sq, qp->sq_cons);
-
-		sq_next = kiwi_slot_flags(&sqe->flags) & KIWI_WQE_VALID;
-	}
+	if (qp->sq.num)
+		sq_next = kiwi_sq_next_posted(qp);
 	if (qp->rq.num) {
 		struct kiwi_rqe *rqe = kiwi_ring_slot(&qp->rq, qp->rq_cons);
 

@@ -141,7 +141,6 @@ void kiwi_tx_busy_clear(struct kiwi_qp *qp)
  */
 static bool kiwi_tx_idle(struct kiwi_qp *qp)
 {
-	struct kiwi_sqe *slot;
 	unsigned long flags;
 	bool posted;
 
@@ -149,8 +148,7 @@ static bool kiwi_tx_idle(struct kiwi_qp *qp)
 		return true;
 	kiwi_tx_busy_clear(qp);
 	spin_lock_irqsave(&qp->lock, flags);
-	slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
-	posted = kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID;
+	posted = kiwi_sq_next_posted(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return !posted || !kiwi_tx_busy_set(qp);
 }
@@ -881,14 +879,6 @@ static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
 	return READ_ONCE(qp->ird_tail) != READ_ONCE(qp->ird_head);
 }
 
-/* the next SQE is posted (a snapshot) */
-static bool kiwi_tx_sq_due(struct kiwi_qp *qp)
-{
-	struct kiwi_sqe *slot = kiwi_ring_slot(&qp->sq, READ_ONCE(qp->sq_cons));
-
-	return kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID;
-}
-
 /*
  * Fill the batch: RTR first, then Read Responses before SQ work, one
  * FPDU at a time.  Returns FPDUs added or -errno (local failure).
@@ -944,7 +934,8 @@ full:
 	 * tail until the next send, or a probe timer's worth (>= 200 ms)
 	 * if nothing is in flight.
 	 */
-	txs->more = w->active || kiwi_tx_rresp_due(qp) || kiwi_tx_sq_due(qp);
+	txs->more = w->active || kiwi_tx_rresp_due(qp) ||
+		     kiwi_sq_next_posted(qp);
 	return added;
 }
 
