@@ -404,6 +404,22 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 }
 
 /*
+ * Post the batch's completions.  Memory operations (REG_MR, LOCAL_INV)
+ * complete here too, in SQ order behind the data before them; with no
+ * data in the batch nothing is left to wait for, and a parked
+ * completion would never come (nor would the engine find room again).
+ */
+static void kiwi_batch_complete(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	u32 i;
+
+	for (i = 0; i < txs->nwc; i++)
+		kiwi_cq_push(qp->scq, &txs->wc[i]);
+	txs->nwc = 0;
+}
+
+/*
  * Hand the batch to TCP.  0 when all of it went (its completions are
  * then posted), -EAGAIN to wait for sk_write_space, KIWI_TX_YIELD to
  * run again from the work item, else a socket error.
@@ -469,9 +485,7 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 	for (i = 0; i < txs->nmrs; i++)
 		kiwi_mr_put(txs->mrs[i]);
 	txs->nmrs = 0;
-	for (i = 0; i < txs->nwc; i++)
-		kiwi_cq_push(qp->scq, &txs->wc[i]);
-	txs->nwc = 0;
+	kiwi_batch_complete(qp);
 	return 0;
 }
 
@@ -1009,6 +1023,8 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			return;
 		}
 		if (kiwi_batch_fill(qp) <= 0 && !txs->niov) {
+			/* only memory operations: their completions are due */
+			kiwi_batch_complete(qp);
 			if (txs->ord_wait || kiwi_tx_idle(qp))
 				return;
 		}

@@ -12,7 +12,7 @@
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, access,
- * zero, sge, large, kill); -P siw says the server end is siw, whose
+ * memops, zero, sge, large, kill); -P siw says the server end is siw, whose
  * responder-side events, QP state and invalidation flag are not checked
  * (and whose missing remote read check is not tested); -L adds a 32 MiB
  * Write refused while still in flight.  One connection per scenario, a
@@ -1128,6 +1128,96 @@ out:
 	check_counts("zero-length operations");
 }
 
+/* ---- memory operations on the SQ ------------------------------------------ */
+
+/*
+ * Signaled local invalidations complete on their own, whether data
+ * follows them or not: one alone, more of them in one post than the
+ * engine parks completions for (16), and a Send behind such a run, which
+ * must still go out and complete after them.  Each completes in SQ order
+ * with IBV_WC_LOCAL_INV.
+ */
+#define MEMOPS_N	40
+
+static void t_memops(void)
+{
+	struct ibv_send_wr wr[MEMOPS_N + 1], *bad = NULL;
+	char *cbuf = big_alloc(4096), *sbuf = big_alloc(4096);
+	char *ibuf = big_alloc(4096);
+	struct ibv_wc wc[MEMOPS_N + 1];
+	struct ibv_mr *cmr, *smr, *imr;
+	struct ibv_sge sg, rs;
+	int i, got, inorder;
+
+	if (!cbuf || !sbuf || !ibuf ||
+	    !conn_open(&(struct qp_opts){ .send_wr = 64, .recv_wr = 16 }))
+		goto out;
+	cmr = side_reg(&cli, cbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	imr = side_reg(&cli, ibuf, 4096, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
+	smr = side_reg(&srv, sbuf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!cmr || !imr || !smr)
+		goto out;
+
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 100;
+	wr[0].opcode = IBV_WR_LOCAL_INV;
+	wr[0].invalidate_rkey = imr->rkey;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	ok(!ibv_post_send(cli.qp, &wr[0], &bad),
+	   "memops: one signaled LOCAL_INV posted alone");
+	expect_wc(cli.scq, 100, IBV_WC_SUCCESS, -1, T_WC,
+		  "memops: the lone LOCAL_INV completes");
+
+	fill(cbuf, 4096, 31);
+	rs = sge(smr, sbuf, 4096);
+	post_recv(srv.qp, 200, &rs, 1);
+	for (i = 0; i < MEMOPS_N; i++) {
+		wr[i].wr_id = 101 + i;
+		wr[i].opcode = IBV_WR_LOCAL_INV;
+		wr[i].invalidate_rkey = imr->rkey;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = &wr[i + 1];
+	}
+	sg = sge(cmr, cbuf, 3000);
+	wr[MEMOPS_N].wr_id = 300;
+	wr[MEMOPS_N].opcode = IBV_WR_SEND;
+	wr[MEMOPS_N].sg_list = &sg;
+	wr[MEMOPS_N].num_sge = 1;
+	wr[MEMOPS_N].send_flags = IBV_SEND_SIGNALED;
+	ok(!ibv_post_send(cli.qp, &wr[0], &bad),
+	   "memops: %d signaled LOCAL_INV and a Send posted in one chain",
+	   MEMOPS_N);
+	got = poll_n(cli.scq, wc, MEMOPS_N + 1, T_WC);
+	inorder = 0;
+	for (i = 0; i < got; i++) {
+		bool last = i == MEMOPS_N;
+
+		if (wc[i].status != IBV_WC_SUCCESS ||
+		    wc[i].wr_id != (last ? 300u : 101u + i) ||
+		    wc[i].opcode != (last ? IBV_WC_SEND : IBV_WC_LOCAL_INV)) {
+			diag("completion %d: wr_id %" PRIu64 " opcode %d %s", i,
+			     wc[i].wr_id, wc[i].opcode,
+			     ibv_wc_status_str(wc[i].status));
+			break;
+		}
+		inorder++;
+	}
+	ok(got == MEMOPS_N + 1 && inorder == got,
+	   "memops: all %d complete successfully in SQ order (got %d, %d in order)",
+	   MEMOPS_N + 1, got, inorder);
+	expect_wc(srv.rcq, 200, IBV_WC_SUCCESS, 3000, T_WC,
+		  "memops: the Send behind them arrives");
+	ok(diff_at(sbuf, cbuf, 3000) < 0, "memops: its 3000 bytes compare equal");
+	expect_state(&cli, IBV_QPS_RTS, "after the memory operations");
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	free(ibuf);
+	check_counts("memory operations");
+}
+
 /* ---- SGE counts --------------------------------------------------------- */
 
 static void t_sge(void)
@@ -1910,6 +2000,8 @@ int main(int argc, char **argv)
 		if (long_sizes)
 			t_access(AC_WRITE_BIG);
 	}
+	if (want("memops"))
+		t_memops();
 	if (want("zero"))
 		t_zero();
 	if (want("sge"))
