@@ -397,10 +397,11 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	u32 v[6];
 	int rv = 0;
 
+	/* the rings may be gone already (kiwi_qp_ring_drop()) */
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->sq.num)
+	if (qp->sq.mem)
 		sq_next = kiwi_sq_next_posted(qp);
-	if (qp->rq.num) {
+	if (qp->rq.mem) {
 		struct kiwi_rqe *rqe = kiwi_ring_slot(&qp->rq, qp->rq_cons);
 
 		rq_next = kiwi_slot_flags(&rqe->flags) & KIWI_WQE_VALID;
@@ -505,6 +506,25 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/*
+ * Free a ring of a QP being destroyed.  ib_core deletes the QP from its
+ * resource tracker only after destroy_qp, so a resource dump may still
+ * be reading the ring (kiwi_fill_res_qp_entry()): it is unhooked under
+ * qp->lock, which the dump holds while it looks, and freed after.
+ */
+static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
+{
+	struct kiwi_ring old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	old = *r;
+	memset(r, 0, sizeof(*r));
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (old.mem)
+		kiwi_ring_free(&old);
+}
+
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
@@ -537,9 +557,8 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->tx_work);
 	kfree(qp->txs);
 
-	if (qp->rq.num)
-		kiwi_ring_free(&qp->rq);
-	kiwi_ring_free(&qp->sq);
+	kiwi_qp_ring_drop(qp, &qp->rq);
+	kiwi_qp_ring_drop(qp, &qp->sq);
 	kiwi_obj_dec(KIWI_OBJ_QP);
 	return 0;
 }

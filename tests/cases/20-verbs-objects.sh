@@ -8,7 +8,9 @@
 # attributes, limits, errno values and ring contents, and kills a child that
 # holds objects.  Its TAP lines are re-numbered into this script's.  While a
 # process holds objects, `rdma resource show' lists them; afterwards, and
-# once the link is gone, kiwi's object counts are zero.
+# once the link is gone, kiwi's object counts are zero.  QPs created and
+# destroyed in a loop under `rdma resource show qp -dd' loops (the dump
+# must not read a destroyed QP's rings).
 . "$(dirname "$0")/lib.sh"
 
 bin=$KIWI_ROOT/tests/verbs/build/verbs-objects
@@ -131,6 +133,31 @@ if [ -n "$hold_pid" ]; then
 		tap_ok "holder releases its objects and exits 0"
 	else
 		tap_fail "holder releases its objects and exits 0 (status $rc)"
+	fi
+fi
+
+# Resource dumps racing QP destruction: ib_core untracks a QP only after
+# destroy_qp, so a dump may look at a QP whose rings are being freed.  Two
+# dump loops run while a process creates and destroys QPs with WRs posted.
+if [ -x "$bin" ]; then
+	"$bin" --churn 20 -d kiwi0 > "$tmp/churn" 2>&1 &
+	churn_pid=$!
+	# one rdma process runs many dumps (rdma -batch), two of them at once
+	yes 'resource show qp link kiwi0' | head -n 100000 > "$tmp/dumps"
+	dumps=0
+	while kill -0 "$churn_pid" 2>/dev/null; do
+		timeout 5 rdma -dd -force -batch "$tmp/dumps" > /dev/null 2>&1 &
+		timeout 5 rdma -dd -force -batch "$tmp/dumps" > /dev/null 2>&1
+		wait $!
+		dumps=$((dumps + 2))
+	done
+	wait "$churn_pid"
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -qE '^churn [1-9]' "$tmp/churn"; then
+		tap_ok "QPs created and destroyed under resource dumps: $(cat "$tmp/churn"), $dumps batches of dumps"
+	else
+		tap_fail "QPs created and destroyed under resource dumps (status $rc)"
+		tap_diag "$(cat "$tmp/churn")"
 	fi
 fi
 

@@ -9,6 +9,8 @@
  *	verbs-objects [-d kiwi0] [-n veth0]
  *   verbs-objects --hold [-d kiwi0]    create objects, print "ready PID QPN",
  *                                     release them at EOF on stdin
+ *   verbs-objects --churn SECS [-d kiwi0]  create and destroy QPs with WRs
+ *                                     posted, for SECS seconds
  *
  * After every case the kiwi.ko object counts in
  * /sys/kernel/debug/kiwi/objects must be back to zero (all lines but
@@ -1159,10 +1161,55 @@ static int hold_mode(void)
 	return 0;
 }
 
+/*
+ * --churn SECS: create a QP, post a receive and a Send into its rings,
+ * destroy it, over and over, while the case dumps `rdma resource show qp
+ * -dd' in a loop (the dump reads the rings of QPs being destroyed).
+ * Prints "churn N" (QPs created and destroyed) and exits 0 if all went.
+ */
+#define CHURN_LIVE	64
+
+static int churn_mode(int secs)
+{
+	struct ibv_qp *qp[CHURN_LIVE] = { NULL };
+	time_t end = time(NULL) + secs;
+	unsigned long n = 0;
+	struct qp_env e;
+	int i, rv = 0;
+
+	if (!env_open(&e))
+		return 1;
+	/* a window of live QPs, so that each dump walks many of them */
+	for (i = 0; time(NULL) < end; i = (i + 1) % CHURN_LIVE) {
+		if (qp[i] && ibv_destroy_qp(qp[i])) {
+			fprintf(stderr, "churn: destroy: %s\n",
+				strerror(errno));
+			rv = 1;
+			break;
+		}
+		qp[i] = make_qp(&e, NULL, IBV_QPT_RC, 8, 8, 1, 1, 0, NULL);
+		if (!qp[i] || to_init(qp[i]) ||
+		    post_recv1(&e, qp[i], NULL, 1, 1) ||
+		    post_send1(&e, qp[i], 2, IBV_WR_SEND, 1, 0, 16)) {
+			fprintf(stderr, "churn: QP %lu: %s\n", n,
+				strerror(errno));
+			rv = 1;
+			break;
+		}
+		n++;
+	}
+	for (i = 0; i < CHURN_LIVE; i++)
+		if (qp[i] && ibv_destroy_qp(qp[i]))
+			rv = 1;
+	env_close(&e);
+	printf("churn %lu\n", n);
+	return rv;
+}
+
 int main(int argc, char **argv)
 {
 	bool hold = false;
-	int i;
+	int i, churn = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
@@ -1171,15 +1218,19 @@ int main(int argc, char **argv)
 			net_name = argv[++i];
 		else if (!strcmp(argv[i], "--hold"))
 			hold = true;
+		else if (!strcmp(argv[i], "--churn") && i + 1 < argc)
+			churn = atoi(argv[++i]);
 		else {
 			fprintf(stderr,
-				"usage: %s [-d ibdev] [-n netdev] [--hold]\n",
+				"usage: %s [-d ibdev] [-n netdev] [--hold | --churn SECS]\n",
 				argv[0]);
 			return 2;
 		}
 	}
 	if (hold)
 		return hold_mode();
+	if (churn > 0)
+		return churn_mode(churn);
 
 	diag("kiwi verbs objects on %s (netdev %s)", dev_name, net_name);
 	case_device();
