@@ -23,6 +23,14 @@
 #error "kiwi needs CONFIG_INFINIBAND_VIRT_DMA and CONFIG_INFINIBAND_USER_MEM"
 #endif
 
+/*
+ * The data path reaches pinned user pages through page_address()
+ * (mem.c, kiwi_mr_kaddr()), which needs every page in the direct map.
+ */
+#if IS_ENABLED(CONFIG_HIGHMEM) || !IS_ENABLED(CONFIG_64BIT)
+#error "kiwi supports 64-bit kernels without highmem only"
+#endif
+
 /* The kernel we are built against is at least version maj.min. */
 #define KIWI_KERNEL_AT_LEAST(maj, min)					\
 	(LINUX_VERSION_MAJOR * 256 + LINUX_VERSION_PATCHLEVEL >=	\

@@ -1080,10 +1080,17 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	if (res->markers_tx && txs->max_ulpdu > 4096)
 		txs->max_ulpdu = 4096;
 
+	/*
+	 * tx_mutex: a stale kick of an earlier connection's engine may still
+	 * be running; it must not see the new txs half set up, nor the old
+	 * one freed under it.
+	 */
+	mutex_lock(&qp->tx_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
 	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
 	    test_bit(KIWI_EF_ON, &qp->eflags)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
+		mutex_unlock(&qp->tx_mutex);
 		kfree(txs);
 		return -EINVAL;
 	}
@@ -1118,6 +1125,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->state = IB_QPS_RTS;
 	set_bit(KIWI_EF_ON, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
+	mutex_unlock(&qp->tx_mutex);
 
 	write_lock_bh(&sk->sk_callback_lock);
 	qp->sk_data_ready = sk->sk_data_ready;

@@ -969,13 +969,15 @@ static void kiwi_tx_term(struct kiwi_qp *qp)
 /* With tx_mutex held: send until there is nothing to do or no room. */
 static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 {
-	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_txs *txs;
 	size_t sent = 0;
 	int rv;
 
+	/* a stale kick may find the engine off and txs not (yet) its own */
 	if (!test_bit(KIWI_EF_ON, &qp->eflags) ||
 	    test_bit(KIWI_EF_TX_STOP, &qp->eflags))
 		return;
+	txs = qp->txs;
 	clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
 	/*
 	 * Busy from here on, except where the loop stops looking at the SQ:
