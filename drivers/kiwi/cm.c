@@ -922,6 +922,10 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	qp = kiwi_qp_lookup(kdev, param->qpn);
 	if (!qp)
 		return -EINVAL;
+	if (!kiwi_qp_bind_ok(qp)) {
+		kiwi_qp_put(qp);
+		return -EINVAL;
+	}
 	cep = kiwi_cep_alloc(cdev);
 	if (!cep) {
 		kiwi_qp_put(qp);
@@ -1506,6 +1510,8 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		goto fail;
 	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
 	if (!qp)
+		goto fail;
+	if (!kiwi_qp_bind_ok(qp))
 		goto fail;
 	/* limits the consumer set on the QP, if any */
 	if ((qp->ird && param->ird > qp->ird) ||

@@ -31,9 +31,12 @@ void kiwi_qp_put(struct kiwi_qp *qp)
 	kref_put(&qp->ref, kiwi_qp_release);
 }
 
+/*
+ * iw_cm calls iw_add_ref only right after iw_get_qp, under one of its
+ * spinlocks: kiwi_get_qp() has taken the reference already.
+ */
 void kiwi_qp_add_ref(struct ib_qp *ibqp)
 {
-	kiwi_qp_get(to_kqp(ibqp));
 }
 
 void kiwi_qp_rem_ref(struct ib_qp *ibqp)
@@ -59,15 +62,38 @@ struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
 	return qp;
 }
 
-/* iw_cm's lookup by number; it takes its reference with iw_add_ref. */
+/*
+ * iw_cm's lookup by number.  The reference iw_cm then asks for with
+ * iw_add_ref is taken here, under the xarray's lock: between a bare load
+ * and iw_add_ref, destroy_qp could have freed the QP.  (iw_cm calls this
+ * with a spinlock held and interrupts off: the irqsave lock variant.)
+ */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
+	struct kiwi_dev *kdev = to_kdev(ibdev);
 	struct kiwi_qp *qp;
+	unsigned long flags;
 
 	if (qpn <= 0)
 		return NULL;
-	qp = xa_load(&to_kdev(ibdev)->qp_xa, qpn);
+	xa_lock_irqsave(&kdev->qp_xa, flags);
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp)
+		kiwi_qp_get(qp);
+	xa_unlock_irqrestore(&kdev->qp_xa, flags);
 	return qp ? &qp->ibqp : NULL;
+}
+
+/*
+ * May the caller bind qp to a connection?  The QP number given to
+ * rdma_connect() and rdma_accept() comes from user space unchecked
+ * (librdmacm passes any number when the rdma_cm_id has no QP of its own),
+ * and iw_cm calls connect and accept in the caller's context: a user QP
+ * is bound only by the process that created it.
+ */
+bool kiwi_qp_bind_ok(const struct kiwi_qp *qp)
+{
+	return !qp->owner || qp->owner == task_tgid(current);
 }
 
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -160,6 +186,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	cap->max_recv_wr = nrq;
 	cap->max_recv_sge = nrq ? KIWI_MAX_SGE : 0;
 
+	if (udata)
+		qp->owner = get_pid(task_tgid(current));
 	xa_store_bh(&kdev->qp_xa, id, qp, GFP_KERNEL);
 	kiwi_obj_inc(KIWI_OBJ_QP);
 	return 0;
@@ -559,6 +587,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	kiwi_qp_ring_drop(qp, &qp->rq);
 	kiwi_qp_ring_drop(qp, &qp->sq);
+	put_pid(qp->owner);
 	kiwi_obj_dec(KIWI_OBJ_QP);
 	return 0;
 }

@@ -12,7 +12,7 @@
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, access,
- * memops, zero, sge, large, kill); -P siw says the server end is siw, whose
+ * steal, memops, zero, sge, large, kill); -P siw says the server end is siw, whose
  * responder-side events, QP state and invalidation flag are not checked
  * (and whose missing remote read check is not tested); -L adds a 32 MiB
  * Write refused while still in flight.  One connection per scenario, a
@@ -452,7 +452,8 @@ static void sockaddr_of(struct sockaddr_in *sa, const char *ip, int p)
 }
 
 /* Client: resolve, create its QP (INIT).  The server end waits. */
-static bool conn_prepare(const struct qp_opts *o)
+/* the client's rdma_cm_id, its address and route resolved, no QP yet */
+static bool conn_resolve(void)
 {
 	struct sockaddr_in src, dst;
 
@@ -464,10 +465,13 @@ static bool conn_prepare(const struct qp_opts *o)
 			      (struct sockaddr *)&dst, 5000) ||
 	    !wait_flag(&cli.addr_ok, &cli.failed, T_CM))
 		return false;
-	if (rdma_resolve_route(cli.id, 5000) ||
-	    !wait_flag(&cli.route_ok, &cli.failed, T_CM))
-		return false;
-	return side_setup(&cli, o);
+	return !rdma_resolve_route(cli.id, 5000) &&
+	       wait_flag(&cli.route_ok, &cli.failed, T_CM);
+}
+
+static bool conn_prepare(const struct qp_opts *o)
+{
+	return conn_resolve() && side_setup(&cli, o);
 }
 
 static const struct rdma_conn_param conn_param = {
@@ -1128,6 +1132,45 @@ out:
 	check_counts("zero-length operations");
 }
 
+/* ---- QPs of other processes ---------------------------------------------- */
+
+static pid_t spawn_child(const char *mode);
+
+/*
+ * A process may not bind another process's QP to a connection by naming
+ * its number: a child's rdma_connect() with our QP's number fails with
+ * EINVAL, no connection request reaches the listener, and our QP stays in
+ * the state it was in.
+ */
+static void t_steal(void)
+{
+	enum ibv_qp_state before;
+	char mode[32];
+	int status = -1;
+	pid_t pid;
+
+	if (!conn_prepare(&qp_default)) {
+		ok(false, "steal: client QP created");
+		conn_close();
+		return;
+	}
+	before = qp_state(cli.qp);
+	snprintf(mode, sizeof(mode), "steal:%u", cli.qp->qp_num);
+	pid = spawn_child(mode);
+	while (pid > 0 && waitpid(pid, &status, WNOHANG) == 0)
+		pump(50);
+	ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "steal: another process's rdma_connect() naming our QP %u fails with EINVAL (child status %d)",
+	   cli.qp->qp_num, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	pump(500);
+	ok(!srv.requested, "steal: no connection request reached the listener");
+	ok(qp_state(cli.qp) == before,
+	   "steal: our QP stays in %s (ibv_query_qp: %s)", state_str(before),
+	   state_str(qp_state(cli.qp)));
+	conn_close();
+	check_counts("a foreign rdma_connect");
+}
+
 /* ---- memory operations on the SQ ------------------------------------------ */
 
 /*
@@ -1463,13 +1506,39 @@ struct remote {
  * killed.  "read": streams RDMA Reads from the server until killed, so that it
  * dies with Read Responses half placed.
  */
+/*
+ * The child of t_steal(): connect an rdma_cm_id that has no QP, naming
+ * the parent's QP by number.  Exit 0 if rdma_connect() refused it with
+ * EINVAL, 1 if it went ahead, 2 if the set-up failed.
+ */
+static int child_steal(uint32_t qpn)
+{
+	struct rdma_conn_param p = {
+		.initiator_depth = 1,
+		.responder_resources = 1,
+		.qp_num = qpn,
+	};
+	int rv;
+
+	cch = rdma_create_event_channel();
+	lch = rdma_create_event_channel();	/* unused: pump polls it */
+	if (!cch || !lch || !conn_resolve())
+		return 2;
+	rv = rdma_connect(cli.id, &p);
+	if (rv && errno == EINVAL)
+		return 0;
+	fprintf(stderr, "child: rdma_connect with another process's QP %u: %d (%s)\n",
+		qpn, rv, rv ? strerror(errno) : "accepted");
+	return 1;
+}
+
 static int child_main(const char *mode)
 {
 	struct qp_opts o = { .send_wr = 32, .recv_wr = K_RECVS };
 	bool sender = !strcmp(mode, "send");
 	bool reader = !strcmp(mode, "read");
 	size_t len = 16 * MIB;
-	char *buf = big_alloc(len);
+	char *buf;
 	struct remote r = { 0 }, me;
 	struct ibv_mr *mr;
 	struct ibv_sge sg;
@@ -1477,6 +1546,9 @@ static int child_main(const char *mode)
 	uint64_t id = 0;
 	int i, n, out = 0;
 
+	if (!strncmp(mode, "steal:", 6))
+		return child_steal(strtoul(mode + 6, NULL, 0));
+	buf = big_alloc(len);
 	cch = rdma_create_event_channel();
 	lch = rdma_create_event_channel();	/* unused: pump polls it */
 	if (!buf || !cch || !lch || !conn_prepare(&o)) {
@@ -2000,6 +2072,8 @@ int main(int argc, char **argv)
 		if (long_sizes)
 			t_access(AC_WRITE_BIG);
 	}
+	if (want("steal"))
+		t_steal();
 	if (want("memops"))
 		t_memops();
 	if (want("zero"))
