@@ -94,4 +94,11 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 }
 #endif
 
+/* vma->vm_flags became read-only in 6.3: set them through vm_flags_set() */
+#if KIWI_KERNEL_AT_LEAST(6, 3)
+#define kiwi_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)
+#else
+#define kiwi_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
+#endif
+
 #endif /* KIWI_COMPAT_H */

@@ -191,6 +191,7 @@ static int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;
 	struct kiwi_umap *um;
+	unsigned long off;
 	int rv;
 
 	/* Checks VM_SHARED and that the length matches the ring exactly. */
@@ -198,7 +199,15 @@ static int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rentry)
 		return -EINVAL;
 	um = container_of(rentry, struct kiwi_umap, rdma);
-	rv = remap_vmalloc_range(vma, um->mem, 0);
+	/*
+	 * Page by page: the ring is not VM_USERMAP memory (see
+	 * kiwi_ring_alloc()), so remap_vmalloc_range() would refuse it.
+	 */
+	kiwi_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0, rv = 0; off < vma->vm_end - vma->vm_start && !rv;
+	     off += PAGE_SIZE)
+		rv = vm_insert_page(vma, vma->vm_start + off,
+				    vmalloc_to_page(um->mem + off));
 	rdma_user_mmap_entry_put(rentry);
 	return rv;
 }
@@ -223,8 +232,12 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
 	um = kzalloc(sizeof(*um), GFP_KERNEL);
 	if (!um)
 		return -ENOMEM;
-	/* zeroed, page aligned and flagged for remap_vmalloc_range() */
-	um->mem = vmalloc_user(r->bytes);
+	/*
+	 * Zeroed, page aligned and charged to the caller's memory cgroup:
+	 * ring sizes are the user's to choose, up to KIWI_MAX_QP_WR and
+	 * KIWI_MAX_CQE slots per ring.
+	 */
+	um->mem = __vmalloc(r->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!um->mem) {
 		kfree(um);
 		return -ENOMEM;

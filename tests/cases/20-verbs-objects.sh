@@ -136,6 +136,46 @@ if [ -n "$hold_pid" ]; then
 	fi
 fi
 
+# Ring memory is charged to the process's memory cgroup: a process holding
+# 8 CQs of the largest size (2 MiB of ring each) uses at least 16 MiB more
+# of its cgroup than one holding none.  (vmalloc memory is not charged
+# unless asked for: before, the difference was the process's own only.)
+# rings_usage N: memory.current of a cgroup whose one process holds N.
+rings_usage() {
+	local cg=/sys/fs/cgroup/kiwi-rings n=$1 use
+	mkdir -p "$cg" || return 1
+	rm -f "$tmp/rin" "$tmp/rout"
+	mkfifo "$tmp/rin" || return 1
+	sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" --rings "$3" -d kiwi0' \
+		sh "$cg" "$bin" "$n" < "$tmp/rin" > "$tmp/rout" 2>&1 &
+	local pid=$!
+	exec 4> "$tmp/rin"
+	for _ in $(seq 300); do
+		grep -q "^ready $n\$" "$tmp/rout" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	use=$(cat "$cg/memory.current")
+	grep -q "^ready $n\$" "$tmp/rout" || use=
+	exec 4>&-
+	wait "$pid"
+	rmdir "$cg"
+	[ -n "$use" ] && echo "$use"
+}
+if [ -x "$bin" ]; then
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+	u0=$(rings_usage 0)
+	u8=$(rings_usage 8)
+	if [ -n "$u0" ] && [ -n "$u8" ] &&
+		[ $((u8 - u0)) -ge $((16 * 1024 * 1024)) ]; then
+		tap_ok "ring memory is charged to the memory cgroup (8 largest CQs: +$(( (u8 - u0) / 1024 )) KiB)"
+	else
+		tap_fail "ring memory is charged to the memory cgroup (without: ${u0:-?} B, with 8 largest CQs: ${u8:-?} B)"
+		tap_diag "$(cat "$tmp/rout" 2>/dev/null)"
+	fi
+fi
+
 # Resource dumps racing QP destruction: ib_core untracks a QP only after
 # destroy_qp, so a dump may look at a QP whose rings are being freed.  Two
 # dump loops run while a process creates and destroys QPs with WRs posted.

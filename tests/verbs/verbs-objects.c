@@ -11,6 +11,8 @@
  *                                     release them at EOF on stdin
  *   verbs-objects --churn SECS [-d kiwi0]  create and destroy QPs with WRs
  *                                     posted, for SECS seconds
+ *   verbs-objects --rings N [-d kiwi0]  hold N CQs of the largest size
+ *                                     until EOF on stdin
  *
  * After every case the kiwi.ko object counts in
  * /sys/kernel/debug/kiwi/objects must be back to zero (all lines but
@@ -1206,10 +1208,45 @@ static int churn_mode(int secs)
 	return rv;
 }
 
+/*
+ * --rings N: create N CQs of KIWI_MAX_CQE slots (their rings are the
+ * largest a user may ask for), print "ready N", keep them until EOF on
+ * stdin.  The case compares the memory cgroup's usage with and without
+ * them: ring memory must be charged to the process.
+ */
+static int rings_mode(int n)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_cq *cq[64];
+	char line[64];
+	int i, made = 0, rv = 0;
+
+	if (!ctx || n > 64)
+		return 1;
+	for (i = 0; i < n; i++) {
+		cq[i] = ibv_create_cq(ctx, KIWI_MAX_CQE, NULL, NULL, 0);
+		if (!cq[i]) {
+			fprintf(stderr, "rings: CQ %d: %s\n", i,
+				strerror(errno));
+			rv = 1;
+			break;
+		}
+		made++;
+	}
+	printf("ready %d\n", made);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin))
+		;
+	for (i = 0; i < made; i++)
+		ibv_destroy_cq(cq[i]);
+	ibv_close_device(ctx);
+	return rv;
+}
+
 int main(int argc, char **argv)
 {
 	bool hold = false;
-	int i, churn = 0;
+	int i, churn = 0, rings = -1;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
@@ -1220,9 +1257,11 @@ int main(int argc, char **argv)
 			hold = true;
 		else if (!strcmp(argv[i], "--churn") && i + 1 < argc)
 			churn = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--rings") && i + 1 < argc)
+			rings = atoi(argv[++i]);
 		else {
 			fprintf(stderr,
-				"usage: %s [-d ibdev] [-n netdev] [--hold | --churn SECS]\n",
+				"usage: %s [-d ibdev] [-n netdev] [--hold | --churn SECS | --rings N]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1231,6 +1270,8 @@ int main(int argc, char **argv)
 		return hold_mode();
 	if (churn > 0)
 		return churn_mode(churn);
+	if (rings >= 0)
+		return rings_mode(rings);
 
 	diag("kiwi verbs objects on %s (netdev %s)", dev_name, net_name);
 	case_device();
