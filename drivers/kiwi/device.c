@@ -326,6 +326,8 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 
 	/* connections and listeners left over: close and wait for them */
 	kiwi_cm_dev_del(kdev);
+	/* user MRs freed by their last put, after the QPs that held them */
+	kiwi_mem_flush();
 	WARN_ON(!xa_empty(&kdev->qp_xa));
 	WARN_ON(!xa_empty(&kdev->mr_xa));
 	xa_destroy(&kdev->qp_xa);

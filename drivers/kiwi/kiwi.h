@@ -349,7 +349,8 @@ enum kiwi_mr_type {
 /*
  * Memory regions.  The STag is (index << 8) | key: the index finds the MR
  * in kdev->mr_xa, the 8-bit consumer key must match as well.  Lookups by
- * the data path take a reference under RCU; dereg waits for them.
+ * the data path take a reference under RCU; a user MR is freed by the
+ * last of them (free_work), dereg of a kernel MR waits for them (freed).
  */
 struct kiwi_mr {
 	struct ib_mr ibmr;
@@ -366,7 +367,8 @@ struct kiwi_mr {
 	u32 nupages;
 	u32 upage_off;			/* offset of iova in upages[0] */
 	struct kref ref;
-	struct completion freed;
+	struct completion freed;	/* kernel MRs: dereg waits on it */
+	struct work_struct free_work;	/* user MRs: freed by the last put */
 	struct rcu_head rcu;
 };
 
@@ -441,6 +443,9 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_mr_access_ok(int access);
 struct kiwi_mr *kiwi_mr_get(struct kiwi_dev *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);
+int kiwi_mem_init(void);
+void kiwi_mem_flush(void);
+void kiwi_mem_exit(void);
 
 /* cq.c */
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -342,6 +342,9 @@ static int __init kiwi_init(void)
 	debugfs_create_file("doorbells", 0444, kiwi_debugfs, NULL,
 			    &kiwi_doorbells_fops);
 
+	rv = kiwi_mem_init();
+	if (rv)
+		goto err_mem;
 	rv = kiwi_dp_init(kiwi_debugfs);
 	if (rv)
 		goto err_dp;
@@ -359,6 +362,8 @@ err_nb:
 err_cm:
 	kiwi_dp_exit();
 err_dp:
+	kiwi_mem_exit();
+err_mem:
 	debugfs_remove_recursive(kiwi_debugfs);
 	return rv;
 }
@@ -375,6 +380,8 @@ static void __exit kiwi_exit(void)
 	kiwi_cm_exit();
 	/* every QP is gone, so no engine work can be queued any more */
 	kiwi_dp_exit();
+	/* each device's removal flushed its MR frees */
+	kiwi_mem_exit();
 
 	for (i = 0; i < KIWI_OBJ_MAX; i++)
 		if (atomic_read(&kiwi_objs[i]))

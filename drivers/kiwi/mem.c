@@ -56,9 +56,69 @@ int kiwi_mr_access_ok(int access)
 	return 0;
 }
 
+/*
+ * Where a user MR is freed when the data path drops the last reference
+ * after dereg_mr has returned: the last put may come from softirq (rx)
+ * or under qp->lock, and ib_umem_release() sleeps.  WQ_MEM_RECLAIM: the
+ * frees give memory back, and dealloc_driver may flush from ib_core's
+ * unregistration work.
+ */
+static struct workqueue_struct *kiwi_mr_wq;
+
+int kiwi_mem_init(void)
+{
+	kiwi_mr_wq = alloc_workqueue("kiwi_mr", WQ_MEM_RECLAIM, 0);
+	return kiwi_mr_wq ? 0 : -ENOMEM;
+}
+
+/*
+ * A device's deferred frees, before its ib_device goes: ib_umem_release()
+ * reads umem->ibdev.  Every QP is gone by then, so every data path
+ * reference has been dropped and every free queued.
+ */
+void kiwi_mem_flush(void)
+{
+	flush_workqueue(kiwi_mr_wq);
+}
+
+/* after every device is gone */
+void kiwi_mem_exit(void)
+{
+	destroy_workqueue(kiwi_mr_wq);
+}
+
+/* What is left of an MR once its last reference is gone.  Sleeps. */
+static void kiwi_mr_free(struct kiwi_mr *mr)
+{
+	kvfree(mr->upages);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr->pages);
+	kiwi_obj_dec(KIWI_OBJ_MR);
+	/* lookups that lost the race may still be reading it under RCU */
+	kfree_rcu(mr, rcu);
+}
+
+static void kiwi_mr_free_work(struct work_struct *work)
+{
+	kiwi_mr_free(container_of(work, struct kiwi_mr, free_work));
+}
+
+/* The data path dropped the last reference, after dereg_mr (any context). */
 static void kiwi_mr_release(struct kref *ref)
 {
-	complete(&container_of(ref, struct kiwi_mr, ref)->freed);
+	struct kiwi_mr *mr = container_of(ref, struct kiwi_mr, ref);
+
+	if (mr->type == KIWI_MR_USER)
+		queue_work(kiwi_mr_wq, &mr->free_work);
+	else
+		complete(&mr->freed);	/* dereg_mr is waiting */
+}
+
+/* dereg_mr dropped the last reference itself: free at once. */
+static void kiwi_mr_release_now(struct kref *ref)
+{
+	kiwi_mr_free(container_of(ref, struct kiwi_mr, ref));
 }
 
 /* The data path's lookup: a referenced MR whose STag matches, or NULL. */
@@ -109,6 +169,7 @@ static struct kiwi_mr *kiwi_mr_new(struct kiwi_dev *kdev,
 	mr->ibmr.rkey = mr->stag;
 	kref_init(&mr->ref);
 	init_completion(&mr->freed);
+	INIT_WORK(&mr->free_work, kiwi_mr_free_work);
 	return mr;
 }
 
@@ -257,22 +318,45 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
 }
 
+/*
+ * The data path may hold references for as long as a peer likes: a Send
+ * message whose last FPDU never comes, a Write FPDU whose payload never
+ * comes, Read Requests whose Read Responses wait behind a zero TCP
+ * window.  So dereg_mr does not wait for them where it need not.
+ *
+ * A user MR's pages are pinned (and charged to the process) until its
+ * last reference goes: what the engines accepted before the MR was
+ * deregistered (the rest of a Send message, a Write FPDU, Read
+ * Responses) may still use them, harmlessly to anyone but the process
+ * that deregistered memory it still exposed, while new lookups fail (the
+ * STag is gone, the MR invalid).  The last put unpins and frees; ib_core
+ * does not touch the ib_mr after a successful dereg_mr, and the MR no
+ * longer dereferences ibmr.pd (which may go now), it only compares the
+ * pointer once it has found the MR valid.
+ *
+ * A kernel MR (fast registration, DMA) names memory its consumer frees
+ * as soon as dereg_mr returns, so placing into it afterwards would
+ * corrupt memory: dereg_mr waits for the references.  That wait is
+ * bounded by the consumer, not the peer: kernel ULPs stop the QP
+ * (ib_drain_qp(), a move to ERR) before they deregister, the DMA MR goes
+ * with its PD after the PD's QPs, and stopping a QP drops every
+ * reference its engines hold at once (kiwi_qp_flush_all()).
+ */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct kiwi_mr *mr = to_kmr(ibmr);
 
-	/* unreachable for new lookups, then wait for the current users */
+	/* unreachable for new lookups, refused by the checks of old ones */
 	xa_erase(&mr->kdev->mr_xa, KIWI_STAG_INDEX(mr->stag));
+	kiwi_mr_invalidate(mr);
+	if (mr->type == KIWI_MR_USER) {
+		/* freed here if unused, else by the last kiwi_mr_put() */
+		kref_put(&mr->ref, kiwi_mr_release_now);
+		return 0;
+	}
 	kiwi_mr_put(mr);
 	wait_for_completion(&mr->freed);
-
-	kvfree(mr->upages);
-	if (mr->umem)
-		ib_umem_release(mr->umem);
-	kfree(mr->pages);
-	kiwi_obj_dec(KIWI_OBJ_MR);
-	/* lookups that lost the race may still be reading it under RCU */
-	kfree_rcu(mr, rcu);
+	kiwi_mr_free(mr);
 	return 0;
 }
 

@@ -26,10 +26,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,7 +193,11 @@ struct opts {
 };
 
 enum phase { PH_MPA, PH_FPDU };
-enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK, OUT_SILENT };
+/*
+ * OUT_HOLD: valid FPDUs that leave kiwi holding the victim's MRs; the
+ * connection is then held open, unread, until we are told to let go.
+ */
+enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK, OUT_SILENT, OUT_HOLD };
 
 struct run;
 
@@ -207,7 +213,7 @@ struct scen {
 	bool kiwi_crc_required;	/* only when kiwi requires CRC */
 	bool kiwi_markers;	/* only when kiwi asks for Markers */
 	bool no_markers;	/* not when we send Markers */
-	u32 nfpdu;		/* OUT_OK: FPDUs sent after the RTR */
+	u32 nfpdu;		/* OUT_OK, OUT_HOLD: whole FPDUs after the RTR */
 	void (*mpa)(struct run *r, struct buf *b);
 	int (*fpdu)(struct run *r, struct buf *b);
 };
@@ -683,6 +689,47 @@ static int sc_send_long(struct run *r, struct buf *b)
 	return 0;
 }
 
+#define HOLD_READ	(4U << 20)
+#define HOLD_WRITE	1024
+
+/*
+ * dereg-held (issue 12, point 5): valid FPDUs after which kiwi keeps a
+ * reference on each of the victim's MRs for as long as we like.  IRD
+ * Read Requests of 4 MiB each from the RO MR: with our window nearly
+ * closed and never read, kiwi's Read Responses fill its socket and IRD
+ * entries wait behind them.  The first FPDU of a Send, not the last: a
+ * receive in progress.  A Write FPDU into the writable MR cut in its
+ * payload: a tagged placement in progress.  The victim then deregisters
+ * the three MRs (the case sends it SIGUSR1) while we hold on.
+ */
+static int sc_dereg_held(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	u32 ird = r->res.peer_ird, size, i, at;
+	u8 data[HOLD_WRITE];
+	struct kiwi_hdr h;
+
+	size = v->ro_len < HOLD_READ ? v->ro_len : HOLD_READ;
+	if (ird < 1 || ird > IRD_MAX_TRIED || size < (1U << 20) ||
+	    v->len < HOLD_WRITE || v->recv_len < HOLD_WRITE / 2 + 1)
+		return -1;
+	for (i = 1; i <= ird; i++) {
+		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr, size);
+		put_fpdu(r, b, &h, NULL, 0, false);
+	}
+	for (i = 0; i < HOLD_WRITE; i++)
+		data[i] = kiwi_adv_wpattern(i, 0x3c);
+	hdr_send(&h);
+	h.last = false;
+	put_fpdu(r, b, &h, data, HOLD_WRITE / 2, false);
+	at = b->len;
+	hdr_write(r, &h, v->stag, v->addr);
+	put_fpdu(r, b, &h, data, HOLD_WRITE, false);
+	/* the header and about half the payload; never the rest */
+	b->len = at + (b->len - at) / 2;
+	return 0;
+}
+
 #define MPA(n, w, o, e, fn) { .name = n, .what = w, .phase = PH_MPA, \
 	.out = o, .err = e, .recvs = -1, .mpa = fn }
 #define FP(n, w, e, fn) { .name = n, .what = w, .phase = PH_FPDU, \
@@ -748,13 +795,19 @@ static const struct scen scens[] = {
 	  .recvs = 0, .fpdu = sc_send_norecv },
 	FP("send-too-long", "Send one byte longer than the posted receive",
 	   KIWI_ERR_DDP_U_TOOLONG, sc_send_long),
+	/* only when named in --only: it takes the victim's MRs away */
+	{ .name = "dereg-held",
+	  .what = "Read Requests behind a closed window, a Send's first FPDU, half a Write",
+	  .phase = PH_FPDU, .out = OUT_HOLD, .recvs = -1, .small_rcvbuf = true,
+	  .nfpdu = 5 /* the model victim's IRD + the Send's first FPDU */,
+	  .fpdu = sc_dereg_held },
 };
 
 #define NSCEN (sizeof(scens) / sizeof(scens[0]))
 
 static const char *const outcome_name[] = {
 	[OUT_CLOSE] = "close", [OUT_REJECT] = "reject", [OUT_TERM] = "term",
-	[OUT_OK] = "ok", [OUT_SILENT] = "silent",
+	[OUT_OK] = "ok", [OUT_SILENT] = "silent", [OUT_HOLD] = "hold",
 };
 
 static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc,
@@ -1197,6 +1250,49 @@ static void live_mpa(struct run *r, int fd, const char *label)
 	buf_free(&got);
 }
 
+static volatile sig_atomic_t released;
+
+static void on_release(int sig)
+{
+	(void)sig;
+	released = 1;
+}
+
+/*
+ * OUT_HOLD, everything sent: once kiwi has had time to take it in, it
+ * must have started its Read Responses (they wait, unread, in our small
+ * receive buffer) and kept the connection open.  Say "holding", then
+ * hold without reading until SIGTERM or SIGINT (the case's signal to let
+ * go), for at most 6 x --timeout; closing with unread data resets the
+ * connection.
+ */
+static void live_hold(struct run *r, int fd, const char *label)
+{
+	struct sigaction sa = { .sa_handler = on_release }, oterm, oint;
+	struct pollfd pfd = { .fd = fd, .events = POLLRDHUP };
+	long long until;
+	int unread = 0;
+
+	released = 0;
+	sigaction(SIGTERM, &sa, &oterm);
+	sigaction(SIGINT, &sa, &oint);
+	usleep(1000 * 1000);
+	if (ioctl(fd, FIONREAD, &unread))
+		unread = -1;
+	if (poll(&pfd, 1, 0) < 0)
+		pfd.revents = POLLERR;
+	tap_ok(unread > 0 && !pfd.revents,
+	    "%s: %s: kiwi started its Read Responses (%d bytes unread here) and keeps the connection open",
+	    label, r->s->what, unread);
+	diag("holding the connection");
+	until = now_ms() + 6LL * r->o->timeout_ms;
+	while (!released && now_ms() < until)
+		usleep(50 * 1000);
+	tap_ok(released, "%s: held the connection until told to let go", label);
+	sigaction(SIGTERM, &oterm, NULL);
+	sigaction(SIGINT, &oint, NULL);
+}
+
 static void live_fpdu(struct run *r, int fd, const char *label)
 {
 	static struct kiwi_mpa_parser p;
@@ -1251,7 +1347,7 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 			rv = -1;
 		}
 	}
-	if (r->s->out == OUT_OK) {
+	if (r->s->out == OUT_OK || r->s->out == OUT_HOLD) {
 		bool same = used == exp_rep.len && !memcmp(got.p, exp_rep.p, used);
 
 		tap_ok(!rv && same,
@@ -1291,6 +1387,10 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	}
 	if (rv)
 		diag("sending: %s (after kiwi closed?)", strerror(-rv));
+	if (r->s->out == OUT_HOLD) {
+		live_hold(r, fd, label);
+		goto out;
+	}
 	if (r->s->small_rcvbuf) {
 		int big = 8 << 20;
 
@@ -1360,6 +1460,9 @@ static int live(const struct opts *o)
 		if (!selected(o, s->name) ||
 		    !scen_applies(s, o->crc, o->kiwi_crc, o->kiwi_markers))
 			continue;
+		/* it takes the victim's MRs away: only when asked for */
+		if (s->out == OUT_HOLD && !o->only)
+			continue;
 		snprintf(label, sizeof(label), "%s/%s", o->tag, s->name);
 		run_init(&r, o, s);
 		fd = dial(o, s->small_rcvbuf);
@@ -1387,6 +1490,8 @@ struct model {
 	u32 recvs;
 	u32 outstanding;
 	bool rtr_seen;
+	bool in_fpdu;		/* the stream ends inside an FPDU */
+	u8 last_op;		/* opcode of the last header seen */
 	struct kiwi_tx tx;	/* what the model sends: Read Responses */
 	struct buf *out;
 };
@@ -1481,6 +1586,8 @@ static enum kiwi_err model_stream(struct model *m, const u8 *p, u32 len,
 
 		switch (ev.type) {
 		case KIWI_RX_HDR:
+			m->in_fpdu = true;
+			m->last_op = ev.hdr->opcode;
 			raw = kiwi_rx_raw_hdr(&rx, bad_len);
 			memcpy(bad, raw, *bad_len);
 			err = model_hdr(m, ev.hdr, ev.payload_len);
@@ -1491,6 +1598,7 @@ static enum kiwi_err model_stream(struct model *m, const u8 *p, u32 len,
 			kiwi_rx_crc_data(&rx, p + off + ev.off, ev.len);
 			break;
 		case KIWI_RX_DONE:
+			m->in_fpdu = false;
 			(*nfpdu)++;
 			break;
 		case KIWI_RX_ERROR:
@@ -1588,7 +1696,14 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			m.out = &mine;
 		}
 		err = model_stream(&m, stream.p, stream.len, bad, &bad_len, &n);
-		if (s->out == OUT_OK || s->out == OUT_SILENT) {
+		if (s->out == OUT_HOLD) {
+			/* the Write cut short is still being placed */
+			tap_ok(err == KIWI_OK && n == s->nfpdu + !o->no_p2p &&
+			    m.in_fpdu && m.last_op == KIWI_RDMAP_WRITE,
+			    "%s: every FPDU passes the core and the model, the last one is a Write still in progress (%u whole FPDUs, %s)",
+			    label, n, kiwi_err_desc(err)->name);
+			goto out;
+		} else if (s->out == OUT_OK || s->out == OUT_SILENT) {
 			tap_ok(err == KIWI_OK && n == s->nfpdu + !o->no_p2p,
 			    "%s: every FPDU passes the core and the model (%u FPDUs, %s)",
 			    label, n, kiwi_err_desc(err)->name);

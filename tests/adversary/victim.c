@@ -8,7 +8,10 @@
  * for the adversary.  It prints what a consumer observes: CM events,
  * completions, async events, and when a connection is gone a "done" line
  * with its receive counts.  Every object is released; on SIGTERM or
- * SIGINT it tears everything down and prints "victim-exit".
+ * SIGINT it tears everything down and prints "victim-exit".  SIGUSR1
+ * deregisters every MR at once (receive buffers of the live connections,
+ * the writable and the read-only MR) and prints how long each
+ * ibv_dereg_mr() took: "victim-dereg WHAT ms=N", then "victim-dereg done".
  *
  *   victim -a ADDR -p PORT [-d DEV] [--info FILE] [--recvs N]
  *          [--recv-len N] [--mr-len N] [--ro-len N] [--ird N] [--ord N]
@@ -34,7 +37,7 @@
 #include "common.h"
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, dereg_asked;
 static int failures;
 
 static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
@@ -467,8 +470,47 @@ static void reap(bool all)
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopping = 1;
+	if (sig == SIGUSR1)
+		dereg_asked = 1;
+	else
+		stopping = 1;
+}
+
+static void dereg_timed(struct ibv_mr **mr, const char *what)
+{
+	long long t0 = now_ms();
+	int rv;
+
+	if (!*mr)
+		return;
+	rv = ibv_dereg_mr(*mr);
+	if (rv) {
+		errno = rv;
+		fail("ibv_dereg_mr (%s)", what);
+		return;
+	}
+	*mr = NULL;
+	say("victim-dereg %s ms=%lld", what, now_ms() - t0);
+}
+
+/*
+ * SIGUSR1: deregister the memory that connections still use, while they
+ * are up.  A peer may keep kiwi in the middle of using it (issue 12,
+ * point 5); ibv_dereg_mr() must not wait for that peer.
+ */
+static void dereg_all(void)
+{
+	struct conn *c;
+	char what[128];
+
+	for (c = v.conns; c; c = c->next) {
+		snprintf(what, sizeof(what), "conn=%s receive-buffers",
+			 c->name);
+		dereg_timed(&c->rmr, what);
+	}
+	dereg_timed(&v.mr, "writable-mr");
+	dereg_timed(&v.ro_mr, "read-only-mr");
+	say("victim-dereg done");
 }
 
 static int setup_mrs(struct ibv_context *ctx)
@@ -556,6 +598,7 @@ int main(int argc, char **argv)
 	}
 	sigaction(SIGTERM, &sig, NULL);
 	sigaction(SIGINT, &sig, NULL);
+	sigaction(SIGUSR1, &sig, NULL);
 
 	ec = rdma_create_event_channel();
 	if (!ec || rdma_create_id(ec, &lid, NULL, RDMA_PS_TCP)) {
@@ -639,6 +682,10 @@ int main(int argc, char **argv)
 				rdma_ack_cm_event(ev);
 				on_event(&copy);
 			}
+		}
+		if (dereg_asked) {
+			dereg_asked = 0;
+			dereg_all();
 		}
 		reap(false);
 	}

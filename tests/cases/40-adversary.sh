@@ -23,11 +23,19 @@
 #   crc-peer      (KIWI_FULL=1) kiwi mpa_crc=off, the adversary asks for CRC
 #   markers-nocrc (KIWI_FULL=1) Markers both ways, no CRC
 #   chunked-all   (KIWI_FULL=1) most scenarios in 5-byte segments
+#   dereg         last, since it takes the victim's MRs away (issue 12,
+#                 point 5): the adversary leaves kiwi holding a reference
+#                 on each MR (Read Requests behind its closed window, a
+#                 Send's first FPDU, half a Write) and holds the connection
+#                 unread; the victim deregisters the three MRs (SIGUSR1),
+#                 and each ibv_dereg_mr() must return at once; then the
+#                 victim is told to exit while the connection is still held
 # Then: the victim saw each bad connection die (no receive completed
 # successfully, every posted receive flushed, a QP error event), saw none
 # of the MPA-level failures, and the valid control exchange worked; it
-# exits cleanly; `rdma link del` leaves kiwi's object counts at zero and
-# the kernel log has no complaint.
+# exits cleanly; the MRs it deregistered are freed once the connection
+# is gone; `rdma link del` leaves kiwi's object counts at zero and the
+# kernel log has no complaint.
 . "$(dirname "$0")/lib.sh"
 
 adir=$KIWI_ROOT/tests/adversary
@@ -39,8 +47,13 @@ port=7174
 dev=kiwi1
 tmp=$(mktemp -d)
 vpid=
+apid=
 
 cleanup() {
+	if [ -n "$apid" ] && kill -0 "$apid" 2>/dev/null; then
+		kill -TERM "$apid" 2>/dev/null
+		wait "$apid" 2>/dev/null
+	fi
 	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
 		kill -TERM "$vpid" 2>/dev/null
 		sleep 2
@@ -154,6 +167,79 @@ if [ "${KIWI_FULL:-0}" = 1 ]; then
 		--only mpa-bad-key,mpa-pd-oversize,mpa-rev3,control,read-at-ird,peer-terminate,bad-crc,unknown-opcode,ddp-version,write-bad-key,write-bounds,write-readonly,read-bad-stag,read-bounds,send-bad-msn,send-no-recv,send-too-long
 fi
 
+# mr_count: kiwi's MRs (debugfs), deregistered ones not yet freed included
+mr_count() {
+	awk '$1 == "mrs" { print $2 }' "$KIWI_OBJECTS"
+}
+
+# mrs_are N: exactly N
+mrs_are() {
+	[ "$(mr_count)" = "$1" ] || { echo "debugfs mrs $(mr_count)"; return 1; }
+}
+
+# dereg: the adversary (tag dereg) holds kiwi in the middle of using each
+# of the victim's MRs; on "holding" the victim deregisters them (SIGUSR1).
+# A hang is bounded: the adversary lets go when told (at once if the
+# deregistrations do not return within 10 s, or after 6 x its --timeout
+# by itself, and `timeout` kills it), and its reset frees what kiwi held.
+dereg_ran=
+# let_go: the adversary lets go of its connection; its TAP
+let_go() {
+	local rc
+	[ -n "$apid" ] || return
+	kill -TERM "$apid" 2>/dev/null
+	wait "$apid"
+	rc=$?
+	apid=
+	if tap_relay "" "$tmp/adv-dereg.tap" && [ "$rc" -le 1 ]; then
+		tap_ok "dereg: adversary ran to its plan"
+	else
+		tap_fail "dereg: adversary ran to its plan (status $rc)"
+	fi
+}
+dereg_pass() {
+	local t
+	if ! set_policy off 0; then
+		tap_fail "dereg: $sysfs/mpa_crc=off, mpa_markers=0"
+		return
+	fi
+	[ -s "$tmp/info" ] || return
+	ip netns exec "$ns" timeout 180 "$adv" -a "$addr" -p "$port" \
+		--victim-file "$tmp/info" --crc off --kiwi-crc off \
+		--kiwi-ird $ird --kiwi-ord $ord --tag dereg --only dereg-held \
+		--timeout 20 > "$tmp/adv-dereg.tap" 2>&1 &
+	apid=$!
+	t=$SECONDS
+	while [ $((SECONDS - t)) -lt 60 ] && kill -0 "$apid" 2>/dev/null &&
+		! grep -q "holding the connection" "$tmp/adv-dereg.tap"; do
+		sleep 0.2
+	done
+	if ! grep -q "holding the connection" "$tmp/adv-dereg.tap"; then
+		tap_fail "dereg: the adversary holds kiwi in the middle of using the victim's MRs"
+		let_go
+		return
+	fi
+	kill -USR1 "$vpid"
+	dereg_ran=1
+	t=$SECONDS
+	while [ $((SECONDS - t)) -lt 10 ] &&
+		! grep -q '^victim-dereg done' "$tmp/victim.log"; do
+		sleep 0.2
+	done
+	if grep -q '^victim-dereg done' "$tmp/victim.log"; then
+		tap_ok "dereg: the victim's ibv_dereg_mr() calls return while the peer holds on"
+	else
+		tap_fail "dereg: the victim's ibv_dereg_mr() calls return while the peer holds on (still waiting after $((SECONDS - t)) s)"
+		# a task in D state cannot be killed: end its wait
+		let_go
+		return
+	fi
+	# not vacuous: kiwi was still using each of them
+	tap_check "dereg: kiwi still held all three when they were deregistered (debugfs mrs = 3, freed later)" \
+		mrs_are 3
+}
+dereg_pass
+
 # Give the victim time to see the last connections go, then stop it.
 sleep 3
 if [ -n "$vpid" ]; then
@@ -176,6 +262,26 @@ if [ -n "$vpid" ]; then
 	vpid=
 fi
 log=$tmp/victim.log
+
+# The dereg adversary lets go now (its reset ends the connection kiwi
+# already aborted for the victim's exit); then the times.
+let_go
+if [ -n "$dereg_ran" ]; then
+	slow=$(awk '/^victim-dereg .* ms=/ {
+			ms = $NF; sub("ms=", "", ms); n++
+			if (ms + 0 >= 2000) print
+		} END { if (n != 3) print "deregistrations seen: " n }' "$log")
+	if [ -z "$slow" ]; then
+		tap_ok "dereg: each ibv_dereg_mr() returned at once (receive buffers, writable MR, read-only MR)"
+	else
+		tap_fail "dereg: each ibv_dereg_mr() returned at once (receive buffers, writable MR, read-only MR)"
+		tap_diag "$slow"
+	fi
+	grep '^victim-dereg' "$log" | tap_diag "$(cat)"
+	# freed by kiwi's last reference, not by the device's removal
+	tap_check "dereg: the deregistered MRs are freed once the connection is gone (debugfs mrs = 0)" \
+		wait_for 10 mrs_are 0
+fi
 
 # What the victim saw, scenario by scenario.
 mpa_seen=()
