@@ -26,6 +26,9 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (attr->cqe < 1 || attr->cqe > KIWI_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
+	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_CQ, &cq->uctx);
+	if (rv)
+		return rv;
 	if (atomic_inc_return(&kdev->num_cq) > KIWI_MAX_CQ) {
 		rv = -ENOMEM;
 		goto err_count;
@@ -57,6 +60,7 @@ err_ring:
 	kiwi_ring_free(&cq->ring);
 err_count:
 	atomic_dec(&kdev->num_cq);
+	kiwi_uobj_uncharge(cq->uctx, KIWI_UOBJ_CQ);
 	return rv;
 }
 
@@ -67,6 +71,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	kiwi_ring_free(&cq->ring);
 	atomic_dec(&to_kdev(ibcq->device)->num_cq);
+	kiwi_uobj_uncharge(cq->uctx, KIWI_UOBJ_CQ);
 	kiwi_obj_dec(KIWI_OBJ_CQ);
 	return 0;
 }

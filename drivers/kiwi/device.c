@@ -34,6 +34,56 @@ int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len)
 	return ib_copy_to_udata(udata, (void *)resp, len);
 }
 
+/*
+ * Caps on user objects, so that one user cannot take every number of a
+ * kind (the device limits of kiwi-abi.h): a context gets at most a
+ * quarter of them, and all user contexts together leave a sixteenth to
+ * kernel consumers (NVMe-oF, NFS, iSER).  Documentation/limits.md.
+ */
+static const u32 kiwi_uobj_max[KIWI_UOBJ_MAX] = {
+	[KIWI_UOBJ_PD] = KIWI_MAX_PD,
+	[KIWI_UOBJ_CQ] = KIWI_MAX_CQ,
+	[KIWI_UOBJ_QP] = KIWI_MAX_QP,
+	[KIWI_UOBJ_SRQ] = KIWI_MAX_SRQ,
+	[KIWI_UOBJ_MR] = KIWI_MAX_MR,
+};
+
+/*
+ * Charge one object of kind t to the user context of udata; *uctx is
+ * where to uncharge it (NULL for kernel objects, which are not charged).
+ * -ENOMEM over a cap, as for the device's own limits.
+ */
+int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
+		     struct kiwi_ucontext **uctx)
+{
+	struct kiwi_ucontext *uc;
+	u32 max = kiwi_uobj_max[t];
+
+	*uctx = NULL;
+	if (!udata)
+		return 0;
+	uc = rdma_udata_to_drv_context(udata, struct kiwi_ucontext, ibuc);
+	if (atomic_inc_return(&uc->nobj[t]) > max / 4) {
+		atomic_dec(&uc->nobj[t]);
+		return -ENOMEM;
+	}
+	if (atomic_inc_return(&uc->kdev->nuser[t]) > max - max / 16) {
+		atomic_dec(&uc->kdev->nuser[t]);
+		atomic_dec(&uc->nobj[t]);
+		return -ENOMEM;
+	}
+	*uctx = uc;
+	return 0;
+}
+
+void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
+{
+	if (!uctx)
+		return;
+	atomic_dec(&uctx->kdev->nuser[t]);
+	atomic_dec(&uctx->nobj[t]);
+}
+
 static int kiwi_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
 			     struct ib_udata *udata)

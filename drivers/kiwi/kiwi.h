@@ -41,6 +41,20 @@ void kiwi_obj_dec(enum kiwi_obj obj);
 /* user SQ doorbells received, in debugfs (kiwi/doorbells) */
 void kiwi_doorbell_count(void);
 
+/*
+ * What a user context is charged for (kiwi_uobj_charge()): each kind has
+ * a cap per context and a cap for all user contexts of a device together,
+ * which leaves part of the device's numbers to kernel consumers.
+ */
+enum kiwi_uobj {
+	KIWI_UOBJ_PD,
+	KIWI_UOBJ_CQ,
+	KIWI_UOBJ_QP,
+	KIWI_UOBJ_SRQ,
+	KIWI_UOBJ_MR,
+	KIWI_UOBJ_MAX
+};
+
 struct kiwi_dev {
 	struct ib_device ibdev;
 	/*
@@ -65,15 +79,18 @@ struct kiwi_dev {
 	atomic_t num_cq;
 	atomic_t num_srq;
 	atomic_t cq_ids;		/* cq_id handed to the provider */
+	atomic_t nuser[KIWI_UOBJ_MAX];	/* objects of all user contexts */
 };
 
 struct kiwi_ucontext {
 	struct ib_ucontext ibuc;
 	struct kiwi_dev *kdev;
+	atomic_t nobj[KIWI_UOBJ_MAX];	/* this context's objects */
 };
 
 struct kiwi_pd {
 	struct ib_pd ibpd;
+	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 };
 
 /* Every ring ends with one control block of this size (kiwi-abi.h). */
@@ -124,6 +141,7 @@ struct kiwi_cq {
 	u32 prod;			/* next slot the kernel fills */
 	u32 cons;			/* next slot polled (kernel CQs only) */
 	bool user;
+	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 };
 
 /* What a producer (flush now, the engines later) reports for one WR. */
@@ -149,6 +167,7 @@ struct kiwi_srq {
 	u32 max_sge;
 	u32 limit;			/* IB_SRQ_LIMIT, 0 when not armed */
 	bool user;
+	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 };
 
 /* An RDMA Read we sent and wait for the Read Responses of (ORD). */
@@ -283,6 +302,7 @@ struct kiwi_qp {
 	bool user;
 	bool sig_all;
 	struct pid *owner;		/* user QPs: the creating process */
+	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 
 	struct kiwi_ring sq;
 	u32 sq_prod;			/* kernel QPs */
@@ -366,6 +386,7 @@ struct kiwi_mr {
 	struct page **upages;		/* KIWI_MR_USER: the umem's pages */
 	u32 nupages;
 	u32 upage_off;			/* offset of iova in upages[0] */
+	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 	struct kref ref;
 	struct completion freed;	/* kernel MRs: dereg waits on it */
 	struct work_struct free_work;	/* user MRs: freed by the last put */
@@ -424,6 +445,9 @@ static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
 /* udata helpers (device.c) */
 int kiwi_udata_in_ok(struct ib_udata *udata);
 int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len);
+int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
+		     struct kiwi_ucontext **uctx);
+void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
 
 /* device.c */
 extern const struct ib_device_ops kiwi_dev_ops;

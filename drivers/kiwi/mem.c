@@ -21,8 +21,12 @@ int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	rv = kiwi_udata_in_ok(udata);
 	if (rv)
 		return rv;
+	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_PD, &to_kpd(ibpd)->uctx);
+	if (rv)
+		return rv;
 	if (atomic_inc_return(&kdev->num_pd) > KIWI_MAX_PD) {
 		atomic_dec(&kdev->num_pd);
+		kiwi_uobj_uncharge(to_kpd(ibpd)->uctx, KIWI_UOBJ_PD);
 		return -ENOMEM;
 	}
 	kiwi_obj_inc(KIWI_OBJ_PD);
@@ -34,6 +38,7 @@ int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct kiwi_dev *kdev = to_kdev(ibpd->device);
 
 	atomic_dec(&kdev->num_pd);
+	kiwi_uobj_uncharge(to_kpd(ibpd)->uctx, KIWI_UOBJ_PD);
 	kiwi_obj_dec(KIWI_OBJ_PD);
 	return 0;
 }
@@ -220,6 +225,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 			       u64 iova, int access, struct ib_udata *udata)
 {
 	struct kiwi_dev *kdev = to_kdev(ibpd->device);
+	struct kiwi_ucontext *uctx;
 	struct ib_umem *umem;
 	struct kiwi_mr *mr;
 	int rv;
@@ -233,14 +239,20 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	rv = kiwi_mr_access_ok(access);
 	if (rv)
 		return ERR_PTR(rv);
+	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_MR, &uctx);
+	if (rv)
+		return ERR_PTR(rv);
 
 	mr = kiwi_mr_new(kdev, KIWI_MR_USER, access);
-	if (IS_ERR(mr))
+	if (IS_ERR(mr)) {
+		kiwi_uobj_uncharge(uctx, KIWI_UOBJ_MR);
 		return ERR_CAST(mr);
+	}
 	/* pins the pages, charged to RLIMIT_MEMLOCK; writable if needed */
 	umem = ib_umem_get(ibpd->device, start, len, access);
 	if (IS_ERR(umem)) {
 		kiwi_mr_abort(mr);
+		kiwi_uobj_uncharge(uctx, KIWI_UOBJ_MR);
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
@@ -248,8 +260,10 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (rv) {
 		ib_umem_release(umem);
 		kiwi_mr_abort(mr);
+		kiwi_uobj_uncharge(uctx, KIWI_UOBJ_MR);
 		return ERR_PTR(rv);
 	}
+	mr->uctx = uctx;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = len;
 	mr->valid = true;
@@ -349,6 +363,8 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* unreachable for new lookups, refused by the checks of old ones */
 	xa_erase(&mr->kdev->mr_xa, KIWI_STAG_INDEX(mr->stag));
 	kiwi_mr_invalidate(mr);
+	/* its STag index is free again: so is its place under the caps */
+	kiwi_uobj_uncharge(mr->uctx, KIWI_UOBJ_MR);
 	if (mr->type == KIWI_MR_USER) {
 		/* freed here if unused, else by the last kiwi_mr_put() */
 		kref_put(&mr->ref, kiwi_mr_release_now);

@@ -141,9 +141,12 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	mutex_init(&qp->stop_mutex);
 	init_completion(&qp->llp_stopped);
 
-	rv = kiwi_ring_alloc(&qp->sq, nsq, sizeof(struct kiwi_sqe), udata);
+	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_QP, &qp->uctx);
 	if (rv)
 		return rv;
+	rv = kiwi_ring_alloc(&qp->sq, nsq, sizeof(struct kiwi_sqe), udata);
+	if (rv)
+		goto err_charge;
 	if (nrq) {
 		rv = kiwi_ring_alloc(&qp->rq, nrq, sizeof(struct kiwi_rqe),
 				     udata);
@@ -199,6 +202,8 @@ err_rq:
 		kiwi_ring_free(&qp->rq);
 err_sq:
 	kiwi_ring_free(&qp->sq);
+err_charge:
+	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
 	return rv;
 }
 
@@ -588,6 +593,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_ring_drop(qp, &qp->rq);
 	kiwi_qp_ring_drop(qp, &qp->sq);
 	put_pid(qp->owner);
+	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
 	kiwi_obj_dec(KIWI_OBJ_QP);
 	return 0;
 }

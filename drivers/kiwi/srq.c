@@ -21,6 +21,9 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	if (!a->max_wr || a->max_wr > KIWI_MAX_SRQ_WR ||
 	    a->max_sge > KIWI_MAX_SGE || a->srq_limit > a->max_wr)
 		return -EINVAL;
+	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_SRQ, &srq->uctx);
+	if (rv)
+		return rv;
 	if (atomic_inc_return(&kdev->num_srq) > KIWI_MAX_SRQ) {
 		rv = -ENOMEM;
 		goto err_count;
@@ -54,6 +57,7 @@ err_ring:
 	kiwi_ring_free(&srq->ring);
 err_count:
 	atomic_dec(&kdev->num_srq);
+	kiwi_uobj_uncharge(srq->uctx, KIWI_UOBJ_SRQ);
 	return rv;
 }
 
@@ -102,6 +106,7 @@ int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	kiwi_ring_free(&srq->ring);
 	atomic_dec(&to_kdev(ibsrq->device)->num_srq);
+	kiwi_uobj_uncharge(srq->uctx, KIWI_UOBJ_SRQ);
 	kiwi_obj_dec(KIWI_OBJ_SRQ);
 	return 0;
 }

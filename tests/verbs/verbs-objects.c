@@ -353,6 +353,64 @@ static void case_pd_mr(void)
 	check_counts("PD/MR");
 }
 
+/*
+ * Caps on user objects (Documentation/limits.md): a context gets at most
+ * a quarter of the device's PDs; all user contexts together leave a
+ * sixteenth to the kernel.  Four contexts allocate PDs until refused:
+ * three get KIWI_MAX_PD / 4 each with ENOMEM after, the fourth what is
+ * left of the user share.  Freeing them makes room again.
+ */
+#define CAP_CTX		4
+
+static void case_caps(void)
+{
+	static struct ibv_pd *pds[CAP_CTX][KIWI_MAX_PD / 4 + 1];
+	struct ibv_context *ctx[CAP_CTX] = { NULL };
+	int n[CAP_CTX] = { 0 }, err[CAP_CTX] = { 0 };
+	int i, j, user = KIWI_MAX_PD - KIWI_MAX_PD / 16;
+	struct ibv_pd *pd;
+
+	for (i = 0; i < CAP_CTX; i++) {
+		ctx[i] = open_dev();
+		if (!ctx[i]) {
+			ok(false, "caps: open %s (context %d)", dev_name, i);
+			goto out;
+		}
+		while (n[i] <= KIWI_MAX_PD / 4) {
+			pd = ibv_alloc_pd(ctx[i]);
+			if (!pd) {
+				err[i] = errno;
+				break;
+			}
+			pds[i][n[i]++] = pd;
+		}
+	}
+	for (i = 0; i < CAP_CTX - 1; i++)
+		ok(n[i] == KIWI_MAX_PD / 4 && err[i] == ENOMEM,
+		   "caps: context %d gets %d PDs, then ENOMEM (got %d, %s)",
+		   i, KIWI_MAX_PD / 4, n[i], strerror(err[i]));
+	ok(n[CAP_CTX - 1] == user - (CAP_CTX - 1) * (KIWI_MAX_PD / 4) &&
+	   err[CAP_CTX - 1] == ENOMEM,
+	   "caps: the last context gets the rest of the users' %d PDs, then ENOMEM (got %d, %s)",
+	   user, n[CAP_CTX - 1], strerror(err[CAP_CTX - 1]));
+	ok(kiwi_count("pds") == user, "caps: %d PDs counted", user);
+	if (n[0]) {
+		ibv_dealloc_pd(pds[0][--n[0]]);
+		pd = ibv_alloc_pd(ctx[CAP_CTX - 1]);
+		ok(pd != NULL, "caps: a PD freed makes room for another context");
+		if (pd)
+			pds[CAP_CTX - 1][n[CAP_CTX - 1]++] = pd;
+	}
+out:
+	for (i = 0; i < CAP_CTX; i++) {
+		for (j = 0; j < n[i]; j++)
+			ibv_dealloc_pd(pds[i][j]);
+		if (ctx[i])
+			ibv_close_device(ctx[i]);
+	}
+	check_counts("the object caps");
+}
+
 static void case_cq(void)
 {
 	struct ibv_context *ctx = open_dev();
@@ -1276,6 +1334,7 @@ int main(int argc, char **argv)
 	diag("kiwi verbs objects on %s (netdev %s)", dev_name, net_name);
 	case_device();
 	case_pd_mr();
+	case_caps();
 	case_cq();
 	case_qp();
 	case_srq();
