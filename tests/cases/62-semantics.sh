@@ -12,7 +12,10 @@
 # lines are renumbered into this script's.  Afterwards kiwi's object
 # counts are zero.  KIWI_FULL=1 adds a run with MPA CRC required, the
 # 32 MiB refused Write, and the remote access scenarios against siw as the
-# responder (kiwi is the requester, siw sends the Terminates).
+# responder (kiwi is the requester, siw sends the Terminates).  Then the
+# process scribbles on its own mapped rings (seeded; 20 s, and four more
+# seeds for 2 minutes each with KIWI_FULL=1) while rping -V runs between
+# the same devices in other processes, which must not notice.
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwisem
@@ -82,6 +85,49 @@ if [ -n "${KIWI_FULL:-}" ]; then
 	run "kiwi crc" -p 20887 -t access,zero,sge,large -L
 	set_crc off
 fi
+
+# ringfuzz SEED SECS: the process scribbles on its own rings (semantics -t
+# ringfuzz) while rping -V loops between the same two devices in other
+# processes; every rping run must pass: only the fuzzing process's QPs
+# may break.
+ringfuzz() {
+	local seed=$1 secs=$2 pass=0 fail=0 rc
+	rm -f "$tmp/stop" "$tmp/rping.log"
+	(
+		while [ ! -e "$tmp/stop" ]; do
+			ip netns exec $ns timeout 120 rping -s -a 198.18.0.2 \
+				-p 20890 -C 10 -S 1000 -V > /dev/null 2>&1 &
+			sp=$!
+			wait_for 60 sh -c 'ip netns exec '$ns' ss -ltn | grep -q ":20890 "' ||
+				true
+			if timeout 120 rping -c -a 198.18.0.2 -p 20890 -C 10 \
+				-S 1000 -V > /dev/null 2>&1 && wait $sp; then
+				echo pass >> "$tmp/rping.log"
+			else
+				echo fail >> "$tmp/rping.log"
+				wait $sp
+			fi
+		done
+	) &
+	local loop=$!
+	run "kiwi ringfuzz seed $seed" -p 20889 -t ringfuzz -S "$seed" -D "$secs"
+	touch "$tmp/stop"
+	wait $loop
+	pass=$(grep -c pass "$tmp/rping.log" 2>/dev/null)
+	fail=$(grep -c fail "$tmp/rping.log" 2>/dev/null)
+	if [ "${pass:-0}" -ge 1 ] && [ "${fail:-0}" -eq 0 ]; then
+		tap_ok "rping -V between the same devices during the fuzzing: $pass runs passed"
+	else
+		tap_fail "rping -V between the same devices during the fuzzing: ${pass:-0} passed, ${fail:-0} failed"
+	fi
+}
+ringfuzz 1 20
+if [ -n "${KIWI_FULL:-}" ]; then
+	for seed in 2 3 4 5; do
+		ringfuzz "$seed" 120
+	done
+fi
+
 cleanup
 tap_check "object counts back to zero" kiwi_counts_zero
 

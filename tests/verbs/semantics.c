@@ -12,7 +12,8 @@
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, access,
- * steal, memops, zero, sge, large, kill); -P siw says the server end is siw, whose
+ * steal, memops, zero, sge, large, kill; ringfuzz only when named, with
+ * -S SEED and -D SECONDS); -P siw says the server end is siw, whose
  * responder-side events, QP state and invalidation flag are not checked
  * (and whose missing remote read check is not tested); -L adds a 32 MiB
  * Write refused while still in flight.  One connection per scenario, a
@@ -1132,6 +1133,154 @@ out:
 	check_counts("zero-length operations");
 }
 
+/* ---- a process scribbling on its own rings -------------------------------- */
+
+/*
+ * Seeded fuzzing of the mapped rings: while both ends post and poll, this
+ * process overwrites random fields of every ring and control block it has
+ * mapped from /dev/infiniband/uverbs* (indices, lengths, opcodes, SGE
+ * counts, flags: values at 1, 2, 4 or 8-byte positions, extremes and
+ * small numbers first).  Only this process's QPs may break: the kernel
+ * must stay well (the bench checks dmesg), every call must return, and
+ * once the connections are gone every object count is back.  A broken
+ * connection is replaced by a new one.
+ */
+static unsigned long fuzz_seed = 1;
+static int fuzz_secs = 20;
+
+struct fuzz_map {
+	uint8_t *p;
+	size_t len;
+};
+
+static uint64_t fuzz_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* this process's mappings of the uverbs device: its rings */
+static int fuzz_maps(struct fuzz_map *m, int max)
+{
+	char line[512];
+	unsigned long a, b;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "/dev/infiniband/uverbs") ||
+		    sscanf(line, "%lx-%lx", &a, &b) != 2)
+			continue;
+		m[n].p = (uint8_t *)a;
+		m[n].len = b - a;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void fuzz_poke(struct fuzz_map *m, int n, uint64_t *x)
+{
+	static const uint64_t vals[] = {
+		0, 1, 2, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0x80000000,
+		0xffffffff, 0x100000000ULL, ~0ULL, 64, 128, 4096, 65535,
+	};
+	struct fuzz_map *r = &m[fuzz_rand(x) % n];
+	int w = 1 << (fuzz_rand(x) % 4);
+	size_t off = (fuzz_rand(x) % r->len) & ~(size_t)(w - 1);
+	uint64_t v = fuzz_rand(x) % 3 ? vals[fuzz_rand(x) % 16] :
+		fuzz_rand(x);
+
+	memcpy(r->p + off, &v, w);	/* little-endian: the low bytes */
+}
+
+static void t_ringfuzz(void)
+{
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	uint64_t x = fuzz_seed * 0x9e3779b97f4a7c15ULL | 1;
+	long end = now_ms() + fuzz_secs * 1000L;
+	unsigned long pokes = 0, posts = 0, wcs = 0, conns = 0;
+	struct ibv_mr *cmr = NULL, *smr = NULL;
+	struct fuzz_map maps[32];
+	struct ibv_wc wc[16];
+	struct ibv_sge sg;
+	int nmaps = 0, i, r;
+
+	diag("ringfuzz: seed %lu, %d s", fuzz_seed, fuzz_secs);
+	while (cbuf && sbuf && now_ms() < end) {
+		if (!cli.qp || (conns && (qp_state(cli.qp) == IBV_QPS_ERR ||
+					  qp_state(srv.qp) == IBV_QPS_ERR ||
+					  cli.disconnected || srv.disconnected ||
+					  fuzz_rand(&x) % 4000 == 0))) {
+			conn_close();
+			cmr = smr = NULL;
+			if (!conn_open(&qp_default))
+				break;
+			conns++;
+			cmr = side_reg(&cli, cbuf, 65536,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+			smr = side_reg(&srv, sbuf, 65536,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+			if (!cmr || !smr)
+				break;
+			nmaps = fuzz_maps(maps, 32);
+		}
+		switch (fuzz_rand(&x) % 6) {
+		case 0:
+			sg = sge(smr, sbuf + fuzz_rand(&x) % 32768, 1024);
+			post_recv(srv.qp, posts++, &sg, 1);
+			break;
+		case 1:
+			sg = sge(cmr, cbuf, fuzz_rand(&x) % 1024);
+			post(cli.qp, IBV_WR_SEND, posts++, &sg, 1, 0, 0,
+			     IBV_SEND_SIGNALED);
+			break;
+		case 2:
+			sg = sge(cmr, cbuf + fuzz_rand(&x) % 32768, 4096);
+			post(cli.qp, fuzz_rand(&x) % 2 ? IBV_WR_RDMA_WRITE :
+			     IBV_WR_RDMA_READ, posts++, &sg, 1, smr->rkey,
+			     (uintptr_t)sbuf + fuzz_rand(&x) % 32768,
+			     IBV_SEND_SIGNALED);
+			break;
+		case 3:
+			ibv_req_notify_cq(fuzz_rand(&x) % 2 ? cli.scq :
+					  srv.rcq, fuzz_rand(&x) % 2);
+			break;
+		default:
+			if (nmaps) {
+				fuzz_poke(maps, nmaps, &x);
+				pokes++;
+			}
+			break;
+		}
+		for (i = 0; i < 4; i++) {
+			struct ibv_cq *cq = i == 0 ? cli.scq : i == 1 ?
+				cli.rcq : i == 2 ? srv.scq : srv.rcq;
+
+			r = ibv_poll_cq(cq, 16, wc);
+			if (r > 0)
+				wcs += r;
+		}
+		if (posts % 64 == 0)
+			pump(0);
+	}
+	ok(conns > 0 && now_ms() >= end,
+	   "ringfuzz: %d s of posting and polling with %lu writes to the rings: %lu posts, %lu completions polled, %lu connections",
+	   fuzz_secs, pokes, posts, wcs, conns);
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts("scribbling on the rings");
+}
+
 /* ---- QPs of other processes ---------------------------------------------- */
 
 static pid_t spawn_child(const char *mode);
@@ -1988,7 +2137,7 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
-	while ((opt = getopt(argc, argv, "c:s:n:p:t:P:L")) != -1) {
+	while ((opt = getopt(argc, argv, "c:s:n:p:t:P:LS:D:")) != -1) {
 		switch (opt) {
 		case 'c':
 			cli_ip = optarg;
@@ -2011,8 +2160,14 @@ int main(int argc, char **argv)
 		case 'L':
 			long_sizes = true;
 			break;
+		case 'S':
+			fuzz_seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'D':
+			fuzz_secs = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-c IP] [-s IP] [-n NETNS] [-p PORT] [-t GROUPS] [-P siw] [-L]\n",
+			fprintf(stderr, "usage: %s [-c IP] [-s IP] [-n NETNS] [-p PORT] [-t GROUPS] [-P siw] [-L] [-S SEED] [-D SECS]\n",
 				argv[0]);
 			return 2;
 		}
@@ -2074,6 +2229,9 @@ int main(int argc, char **argv)
 	}
 	if (want("steal"))
 		t_steal();
+	/* only when asked for: it breaks connections on purpose */
+	if (strstr(tests, "ringfuzz"))
+		t_ringfuzz();
 	if (want("memops"))
 		t_memops();
 	if (want("zero"))
