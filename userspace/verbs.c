@@ -233,6 +233,8 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 			   attr->cap.max_recv_sge : ctx->max_sge;
 	qp->max_inline = attr->cap.max_inline_data < ctx->max_inline ?
 			 attr->cap.max_inline_data : ctx->max_inline;
+	/* libibverbs assumes RESET; the kernel created the QP in INIT */
+	qp->ibv_qp.state = IBV_QPS_INIT;
 	return &qp->ibv_qp;
 
 fail_unmap_sq:

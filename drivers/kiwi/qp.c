@@ -4,9 +4,11 @@
  * requests into the SQ and RQ rings.
  *
  * iWARP QPs are RC only and reach RTS through the connection manager,
- * never through modify_qp; from the verbs a QP goes RESET -> INIT,
- * INIT -> INIT or RTR, anything -> ERR and anything -> RESET; a connected
- * QP goes to SQD (graceful) or ERR (abortive) through the CM.
+ * never through modify_qp.  A new QP is in INIT, the Idle state of the
+ * iWARP verbs, as RNICs (cxgb4, newer siw) report it; from the verbs a
+ * QP goes RESET -> INIT, INIT -> INIT or RTR, anything -> ERR and
+ * anything -> RESET; a connected QP goes to SQD (graceful) or ERR
+ * (abortive) through the CM.
  */
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -130,7 +132,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	kref_init(&qp->ref);
 	init_completion(&qp->freed);
 	spin_lock_init(&qp->lock);
-	qp->state = IB_QPS_RESET;
+	/* Idle: receives and sends may be posted before the connection */
+	qp->state = IB_QPS_INIT;
 	qp->user = !!udata;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_kcq(attr->send_cq);

@@ -45,18 +45,16 @@ set_crc() {
 
 # rping COUNT SIZE: server in the namespace, client verifies every buffer.
 rping_pair() {
-	local count=$1 size=$2 srv rc try
+	local count=$1 size=$2 srv rc
 	ip netns exec $ns timeout 120 rping -s -a $srv_ip -C "$count" \
 		-S "$size" -V > /tmp/dp-rping-srv.log 2>&1 &
 	srv=$!
-	# the server may take a while to listen on a loaded host: retry
-	for try in 1 2 3 4 5 6; do
-		sleep 2
-		timeout 120 rping -c -a $srv_ip -C "$count" -S "$size" -V -v \
-			> /tmp/dp-rping-cli.log 2>&1
-		rc=$?
-		grep -q 'REJECTED, error -111' /tmp/dp-rping-cli.log || break
-	done
+	# a server on a loaded host may take a while to listen; its client
+	# must not connect before
+	wait_for 60 tcp_listening $ns 7174	# rping's port
+	timeout 120 rping -c -a $srv_ip -C "$count" -S "$size" -V -v \
+		> /tmp/dp-rping-cli.log 2>&1
+	rc=$?
 	wait $srv || rc=1
 	cat /tmp/dp-rping-srv.log /tmp/dp-rping-cli.log
 	[ $rc -eq 0 ] || return 1
@@ -66,16 +64,13 @@ rping_pair() {
 
 # A server Read larger than its sink MR: a local protection error.
 rping_short_sink() {
-	local srv try
+	local srv
 	ip netns exec $ns timeout 60 rping -s -a $srv_ip -C 1 \
 		> /tmp/dp-rping-srv.log 2>&1 &
 	srv=$!
-	for try in 1 2 3 4 5 6; do
-		sleep 2
-		timeout 60 rping -c -a $srv_ip -C 1 -S 1000 -v \
-			> /tmp/dp-rping-cli.log 2>&1
-		grep -q 'REJECTED, error -111' /tmp/dp-rping-cli.log || break
-	done
+	wait_for 60 tcp_listening $ns 7174
+	timeout 60 rping -c -a $srv_ip -C 1 -S 1000 -v \
+		> /tmp/dp-rping-cli.log 2>&1
 	wait $srv
 	cat /tmp/dp-rping-srv.log /tmp/dp-rping-cli.log
 	grep -q 'cq completion failed status 4' /tmp/dp-rping-srv.log
@@ -83,44 +78,50 @@ rping_short_sink() {
 
 # 32 inline Sends in one post; the server checks each one's length and bytes.
 inline_pair() {
-	local ib=$KIWI_ROOT/tests/verbs/build/inline-burst srv rc try
+	local ib=$KIWI_ROOT/tests/verbs/build/inline-burst srv rc
 	[ -x "$ib" ] || { echo "no $ib (make -C tests/verbs)"; return 1; }
 	ip netns exec $ns timeout 60 "$ib" server $srv_ip 7030 32 \
 		> /tmp/dp-ib-srv.log 2>&1 &
 	srv=$!
-	for try in 1 2 3 4 5 6; do
-		sleep 2
-		timeout 60 "$ib" client $srv_ip 7030 32 > /tmp/dp-ib-cli.log 2>&1
-		rc=$?
-		grep -q 'REJECTED' /tmp/dp-ib-cli.log || break
-	done
+	wait_for 60 tcp_listening $ns 7030
+	timeout 60 "$ib" client $srv_ip 7030 32 > /tmp/dp-ib-cli.log 2>&1
+	rc=$?
 	wait $srv || rc=1
 	cat /tmp/dp-ib-srv.log /tmp/dp-ib-cli.log
 	[ $rc -eq 0 ] && [ "$(grep -c '^ok ' /tmp/dp-ib-srv.log)" -eq 4 ]
 }
 
 # perftest TOOL: bandwidth test over rdma_cm, both sides must succeed.
-# One retry: perftest -R has races of its own (its client may connect its
-# data QP before the server listens for it); a failed first attempt is
-# kept in perf_retried and reported by the caller.
-perf_retried=
+#
+# perftest -R makes two connections to the same port: one to exchange
+# parameters, then, after a handshake on it, the data QPs'.  Its server
+# creates the listener for the data QPs only after that handshake, while
+# its client connects them right away (create_rdma_cm_connection()); a
+# client that gets there first is refused (REJECTED, -111), and perftest's
+# retry of that reuses the cm_ids it has just destroyed (a segfault in
+# librdmacm).  So the client's second rdma_connect() waits until the
+# server's second rdma_listen() has returned (libconnect-gate.so).
+#
+# -F: once the transfer is done, perftest converts cycles to seconds with
+# a CPU frequency it samples (200 rdtsc/gettimeofday pairs, a linear
+# fit); when the fit's r^2 is below 0.9, which a TCG guest on a loaded
+# host produces now and then, it prints "Can't produce a report" and
+# exits 1 unless -F is given (then its numbers are 0).  The bandwidth is
+# not what this case checks; the transfer and both exit statuses are.
 perf_pair() {
-	perf_once "$1" > /tmp/dp-perf-first.log 2>&1 && return 0
-	perf_retried="$perf_retried $1:$(head -n 1 /tmp/dp-perf-first.log | tr ' ' _)"
-	cat /tmp/dp-perf-first.log
-	echo "--- retry:"
-	perf_once "$1"
-}
-
-perf_once() {
-	local tool=$1 srv rc
-	ip netns exec $ns timeout 120 "$tool" -R -d kiwidp1 -n 50 -s 65536 \
-		> /tmp/dp-perf-srv.log 2>&1 &
+	local tool=$1 gate=/tmp/dp-perf-gate srv rc
+	local lib=$KIWI_ROOT/tests/verbs/build/libconnect-gate.so
+	[ -f "$lib" ] || { echo "no $lib (make -C tests/verbs)"; return 1; }
+	rm -f $gate
+	# line-buffered, so that an error stays next to what came before it
+	ip netns exec $ns env LD_PRELOAD="$lib" KIWI_LISTEN_GATE=$gate \
+		KIWI_LISTEN_GATE_SKIP=1 timeout 120 stdbuf -oL "$tool" -R -F \
+		-d kiwidp1 -n 50 -s 65536 > /tmp/dp-perf-srv.log 2>&1 &
 	srv=$!
-	# perftest's port (18515): kiwi listens on a TCP socket in the netns
-	wait_for 60 sh -c "ip netns exec $ns ss -Htln 'sport = :18515' | grep -q ."
-	timeout 120 "$tool" -R -d kiwidp0 -n 50 -s 65536 $srv_ip \
-		> /tmp/dp-perf-cli.log 2>&1
+	wait_for 60 tcp_listening $ns 18515	# perftest's port
+	LD_PRELOAD=$lib KIWI_CONNECT_GATE=$gate KIWI_CONNECT_GATE_SKIP=1 \
+		timeout 120 stdbuf -oL "$tool" -R -F -d kiwidp0 -n 50 -s 65536 \
+		$srv_ip > /tmp/dp-perf-cli.log 2>&1
 	rc=$?
 	wait $srv || rc=$((rc + 100))
 	# the verdict first (tap_check shows the first lines), both ends' ends
@@ -145,11 +146,7 @@ for crc in off required; do
 	tap_check "32 inline Sends in one post, each arrives intact (crc $crc)" \
 		inline_pair
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
-		perf_retried=
 		tap_check "$t -R 64 KiB x 50 (crc $crc)" perf_pair $t
-		[ -z "$perf_retried" ] ||
-			tap_diag "first attempt failed, retried:$perf_retried" \
-				"$(cat /tmp/dp-perf-first.log)"
 	done
 done
 

@@ -192,6 +192,13 @@ wait_for() {
 	done
 }
 
+# tcp_listening NS PORT: something listens on TCP port PORT in network
+# namespace NS ("" for this one).  kiwi listens with kernel sockets, so a
+# server has returned from rdma_listen() once this holds (for wait_for).
+tcp_listening() {
+	${1:+ip netns exec "$1"} ss -Htln "sport = :$2" | grep -q .
+}
+
 # tap_relay PREFIX FILE: renumber the TAP of a test program (saved in FILE)
 # into this case's, each description after PREFIX; comment lines pass, other
 # output becomes diagnostics.  Succeeds only if FILE holds a plan line, so a
