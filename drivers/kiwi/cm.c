@@ -1470,7 +1470,7 @@ static void kiwi_lsock_free(struct kiwi_lsock *ls)
 }
 
 static int kiwi_lsock_add(struct kiwi_cep *lcep,
-			  const struct sockaddr_storage *addr, bool freebind)
+			  const struct sockaddr_storage *addr, bool wild)
 {
 	struct kiwi_lsock *ls = kzalloc(sizeof(*ls), GFP_KERNEL);
 	struct sock *sk;
@@ -1484,26 +1484,31 @@ static int kiwi_lsock_add(struct kiwi_cep *lcep,
 		return rv;
 	}
 	sk = ls->sock->sk;
-	/* a wildcard listener may cover an IPv6 address still in DAD */
-	if (freebind)
+	if (wild) {
+		/* it may cover an IPv6 address still in DAD */
 		ip_sock_set_freebind(sk);
-	rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
-			 kiwi_addr_len(addr));
-	/*
-	 * siw listens on a wildcard with one INADDR_ANY socket bound to its
-	 * netdev, in the listening process's namespace whatever its device's
-	 * (rdma_cm listens on every device), so the port looks taken here.
-	 * Bound to our netdev as well, our socket shares the port with it.
-	 * Only as a fallback: a socket bound to a netdev misses connections
-	 * that come in over the loopback.
-	 */
-	if (rv == -EADDRINUSE && freebind) {
+		/*
+		 * Bound to our netdev, from the start.  A listening socket
+		 * bound to no device conflicts with every other one on the
+		 * port whose address overlaps, whatever that one is bound to,
+		 * and siw listens on a wildcard with one 0.0.0.0 (or ::)
+		 * socket bound to its netdev, in the listening process's
+		 * namespace whatever its device's: whichever came second
+		 * failed.  Sockets bound to different devices share the port.
+		 * Connections from this host to the netdev's addresses still
+		 * find this socket: Linux looks them up as coming in on the
+		 * device that has the address.  Lost: a client whose source
+		 * is another local netdev's address (our reply leaves through
+		 * our netdev and comes back with a local source, a martian),
+		 * as with siw's own wildcard listener.
+		 */
 		rv = sock_bindtoindex(sk, lcep->cdev->kdev->netdev->ifindex,
 				      true);
-		if (!rv)
-			rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
-					 kiwi_addr_len(addr));
+		if (rv)
+			goto err;
 	}
+	rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
+			 kiwi_addr_len(addr));
 	if (rv)
 		goto err;
 	ls->cep = lcep;

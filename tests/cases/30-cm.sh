@@ -206,14 +206,16 @@ counts_zero_after() {
 		tap_diag "$(cat "$KIWI_OBJECTS" 2>&1)"
 	fi
 }
-# listening NS ADDR:PORT: a TCP listener on exactly that address ("-" = default ns)
+# listening NS ADDR:PORT: a TCP listener on exactly that address ("-" = default
+# ns), bound to a device or not (a wildcard listener's sockets are: ss shows
+# 198.18.0.1%veth0:7001)
 listening() {
 	local ns=$1 ap=$2
 	if [ "$ns" = - ]; then
 		ss -Hltn "( sport = :${ap##*:} )"
 	else
 		ip netns exec "$ns" ss -Hltn "( sport = :${ap##*:} )"
-	fi | awk '{ print $4 }' | grep -qxF "$ap"
+	fi | awk '{ a = $4; sub(/%[^%]*:/, ":", a); print a }' | grep -qxF "$ap"
 }
 not_listening_port() {
 	local ns=$1 port=$2
