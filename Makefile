@@ -10,13 +10,22 @@
 #   make unit           user-space unit tests of the wire protocol core
 #   make fuzz           libFuzzer targets (FUZZ_SECONDS=N per target)
 #   make bench-proto    user-space CRC32c and stream parser benchmark
-#   make test           the test suite (README's test command)
+#   make test           the test suite (README's test command): all of it on
+#                       6.1, then the build, host checks and a subset of the
+#                       VM cases on 6.12 (KIWI_612_CASES)
+#   make test-full      the long matrices, 6.12 pass still the subset
+#   make test-6.12-full every VM case on 6.12 (the fuller target)
+#   make module-vm      kiwi.ko for the test VM's kernel, KIWI_KVER=6.1|6.12
 #   make demo           boot the test VM and show kiwi devices
 #   make bench          perftest kiwi vs siw vs TCP, CRC off and on (Documentation/benchmarks.md)
 #   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
 
-# The running kernel's headers when they exist, else the newest installed.
+# The running kernel's headers when they exist, else those of the test VM's
+# default kernel (the newest 6.1, tests/vm/kernel.sh), else the newest
+# installed: a development host with 6.1 and 6.12 builds for 6.1.
 KVER ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then uname -r; \
+	elif kv=$$(KIWI_KVER= tests/vm/kernel.sh kv 2>/dev/null) && \
+		[ -d /lib/modules/$$kv/build ]; then echo $$kv; \
 	else ls -1d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | \
 	cut -d/ -f4; fi)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -34,7 +43,8 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto bench bench-nvmeof test test-full demo
+	check unit fuzz bench-proto bench bench-nvmeof test test-full demo \
+	test-6.12-full module-vm
 
 all: module provider
 
@@ -73,6 +83,14 @@ test:
 
 test-full:
 	KIWI_FULL=1 ./tests/run-tests.sh
+
+# Every case on 6.12 (the default run's 6.12 pass takes a subset), without
+# the 6.1 VM pass.
+test-6.12-full:
+	KIWI_612_CASES=all KIWI_SKIP_61_VM=1 ./tests/run-tests.sh
+
+module-vm:
+	./tests/vm/build-kiwi.sh
 
 demo:
 	./tests/vm/demo.sh

@@ -2,17 +2,38 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Install what building and testing kiwi needs on Debian 12 (as root).
 # Quiet and idempotent: does nothing when everything is present.
+# Two kernels: Debian 12's own 6.1, and the newest 6.12 that apt lists
+# (linux-image-6.12.N+deb12-amd64-unsigned from Debian 12's security archive,
+# the series of Debian 13), each with its headers and linux-source.
 set -euo pipefail
 
 pkgs=(
 	build-essential make gcc clang libclang-rt-14-dev sparse dkms kmod
 	linux-image-amd64 linux-headers-amd64 linux-source-6.1
+	linux-source-6.12 dwarves
 	libelf-dev flex bison bc xz-utils cpio
 	qemu-system-x86 busybox-static iproute2
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest
 	nvme-cli fio iperf3 sockperf gnuplot-nox gcovr python3
 )
+
+# 6.12.N: whichever is installed (newest), else the newest apt knows.
+v612=$(dpkg-query -W -f='${Package} ${Status}\n' 'linux-image-6.12.*+deb12-amd64-unsigned' \
+	2>/dev/null | sed -n 's/^linux-image-\(6\.12\.[0-9]*\)+deb12-amd64-unsigned .* ok installed$/\1/p' |
+	sort -V | tail -n1)
+if [ -z "$v612" ]; then
+	[ "$(id -u)" != 0 ] || apt-get update -qq
+	v612=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' |
+		sed -n 's/^linux-image-\(6\.12\.[0-9]*\)+deb12-amd64-unsigned .*/\1/p' |
+		sort -V | tail -n1)
+	[ -n "$v612" ] || {
+		echo "kiwi: apt lists no linux-image-6.12.*+deb12-amd64-unsigned (is bookworm-security in sources.list?)" >&2
+		exit 1
+	}
+fi
+# linux-headers-*-amd64 brings its -common and linux-kbuild.
+pkgs+=("linux-image-$v612+deb12-amd64-unsigned" "linux-headers-$v612+deb12-amd64")
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,6 +10,15 @@
 #   bench   tests/vm/selftest.sh: the VM bench reports failures it must
 #   vm      tests/vm/build-siw.sh, then ONE QEMU boot running every
 #           tests/cases/[0-9]*.sh in order (tests/vm/guest-suite.sh)
+# All of that is on Debian 12's 6.1 kernel.  Then the same tree on the 6.12
+# series (Debian 13's), every line prefixed "6.12/":
+#   6.12/build   kiwi.ko for 6.12 (tests/vm/build-kiwi.sh), the reference siw
+#   6.12/host/*  sparse, checkpatch and DKMS against the 6.12 headers
+#   6.12/*       ONE boot of 6.12 running the cases of KIWI_612_CASES: by
+#                default the subset below, "all" for every case (make
+#                test-6.12-full), "none" for no 6.12 pass at all
+# KIWI_SUITE_KERNELS="6.12" leaves out the 6.1 unit, fuzz, host and VM
+# stages (make test-6.12-full).
 # Every TAP line is prefixed with its stage or case name.  A stage that is
 # missing, exits non-zero, or prints no TAP result adds a "not ok" line.
 # The last line is "N passed, N failed" over all ok / not ok lines; the exit
@@ -31,6 +40,16 @@ all=$logs/all.tap
 : > "$all"
 t0=$(date +%s)
 fuzz_seconds=${FUZZ_SECONDS:-30}
+# The 6.12 pass of the default run: one case of each kind that touches the
+# kernel API (devices, verbs objects, data path, kernel ULP, mapped rings),
+# about 20 minutes on a loaded host.  KIWI_612_CASES=all runs every case.
+default_612_cases="00-bench-sanity 05-siw-reference 10-device-lifecycle
+	20-verbs-objects 35-datapath 50-nvmeof 60-fastpath"
+cases_612=${KIWI_612_CASES:-$default_612_cases}
+kernels=${KIWI_SUITE_KERNELS:-6.1 6.12}
+[ "$cases_612" = none ] && kernels=${kernels//6.12/}
+# The 6.1 stages boot the default kernel whatever the caller's KIWI_KVER.
+unset KIWI_KVER
 
 # say LINE: print a line of the suite's output and keep it for the count.
 say() {
@@ -105,6 +124,76 @@ else
 	echo "# build: no tests/verbs/Makefile, no C verbs tests to build"
 fi
 
+# vm_stage PREFIX CASES_DIR: ONE boot running every executable
+# CASES_DIR/[0-9]*.sh (guest-suite.sh), each case's lines as "PREFIXcase:",
+# then the checks of what the guest did not finish and of the kernel log.
+vm_stage() {
+	local pfx=$1 dir=$2 c n total vmlog vrc rundir serial died aborted bad
+	local cases=()
+	total=0
+	for c in "$dir"/[0-9]*.sh; do
+		[ -x "$c" ] || continue
+		cases+=("$(basename "$c" .sh)")
+		total=$((total + $(tests/vm/case-timeout.sh "$c") + 20))
+	done
+
+	if [ ${#cases[@]} -eq 0 ]; then
+		missing "${pfx}vm" "$dir/[0-9]*.sh"
+		return
+	fi
+	echo "# ${pfx}vm: one boot for ${#cases[@]} cases: ${cases[*]} (limit ${total}s)"
+	vmlog=$logs/${pfx//\//-}vm.log
+	KIWI_CASES_DIR=$dir tests/vm/vm-run.sh --timeout "$total" \
+		--run-dir-file "$logs/${pfx//\//-}vm.rundir" \
+		-- bash tests/vm/guest-suite.sh 2> "$logs/${pfx//\//-}vm-run.err" |
+		tee "$vmlog" | while IFS= read -r l; do
+			case "$l" in
+			"=== "*) echo "# $pfx$l" ;;
+			"# "*) say "# $pfx${l#\# }" ;;
+			*) say "$pfx$l" ;;
+			esac
+		done
+	vrc=${PIPESTATUS[0]}
+	rundir=$(cat "$logs/${pfx//\//-}vm.rundir" 2>/dev/null)
+	serial=${rundir:+$rundir/serial.log}
+	[ -s "$logs/${pfx//\//-}vm-run.err" ] &&
+		sed "s/^/# /" "$logs/${pfx//\//-}vm-run.err" | head -n 40
+
+	# Cases the guest did not finish: the one it died in, and the rest.
+	died=
+	aborted=$(sed -n 's/^=== abort //p' "$vmlog" | head -n1)
+	for n in "${cases[@]}"; do
+		if grep -q "^=== end $n " "$vmlog" || [ "$n" = "$aborted" ]; then
+			[ "$n" = "$aborted" ] && died=$n
+			continue
+		fi
+		if grep -q "^=== begin $n " "$vmlog"; then
+			died=$n
+			if [ "$vrc" = 124 ]; then
+				say "$pfx$n: not ok - the guest hung during this case and was killed (serial log $serial)"
+			else
+				say "$pfx$n: not ok - the guest died during this case (vm-run status $vrc; serial log $serial)"
+			fi
+		else
+			say "$pfx$n: not ok - not run: the run stopped earlier${died:+ (in $died)}"
+		fi
+	done
+
+	# The kernel log of the whole boot, including what no case owned.
+	bad=$(<tests/vm/kernel-bad.ere)
+	if [ -n "$serial" ] && [ -f "$serial" ]; then
+		if grep -qaE "$bad" "$serial"; then
+			say "${pfx}vm: not ok - the kernel log is clean (serial log $serial)"
+			grep -aE "$bad" "$serial" | head -n 10 | sed 's/^/#   /'
+		else
+			say "${pfx}vm: ok - the kernel log is clean"
+		fi
+	else
+		say "${pfx}vm: not ok - the VM did not start (see $logs/${pfx//\//-}vm-run.err)"
+	fi
+}
+
+if [[ " $kernels " == *" 6.1 "* ]]; then
 # --- host stages ------------------------------------------------------------
 if [ -f tests/unit/Makefile ]; then
 	tap_stage unit 900 make -s -C tests/unit test
@@ -132,64 +221,43 @@ if [ -n "${KIWI_FULL:-}" ]; then
 		tests/bench/build-siw-crc.sh
 fi
 
-cases=()
-total=0
-for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
-	[ -x "$c" ] || continue
-	cases+=("$(basename "$c" .sh)")
-	total=$((total + $(tests/vm/case-timeout.sh "$c") + 20))
-done
+vm_stage "" "${KIWI_CASES_DIR:-tests/cases}"
+fi
 
-if [ ${#cases[@]} -eq 0 ]; then
-	missing vm "tests/cases/[0-9]*.sh"
-else
-	echo "# vm: one boot for ${#cases[@]} cases: ${cases[*]} (limit ${total}s)"
-	vmlog=$logs/vm.log
-	tests/vm/vm-run.sh --timeout "$total" --run-dir-file "$logs/vm.rundir" \
-		-- bash tests/vm/guest-suite.sh 2> "$logs/vm-run.err" |
-		tee "$vmlog" | while IFS= read -r l; do
-			case "$l" in
-			"=== "*) echo "# $l" ;;
-			*) say "$l" ;;
-			esac
-		done
-	vrc=${PIPESTATUS[0]}
-	rundir=$(cat "$logs/vm.rundir" 2>/dev/null)
-	serial=${rundir:+$rundir/serial.log}
-	[ -s "$logs/vm-run.err" ] && sed "s/^/# /" "$logs/vm-run.err" | head -n 40
-
-	# Cases the guest did not finish: the one it died in, and the rest.
-	died=
-	aborted=$(sed -n 's/^=== abort //p' "$vmlog" | head -n1)
-	for n in "${cases[@]}"; do
-		if grep -q "^=== end $n " "$vmlog" || [ "$n" = "$aborted" ]; then
-			[ "$n" = "$aborted" ] && died=$n
-			continue
-		fi
-		if grep -q "^=== begin $n " "$vmlog"; then
-			died=$n
-			if [ "$vrc" = 124 ]; then
-				say "$n: not ok - the guest hung during this case and was killed (serial log $serial)"
-			else
-				say "$n: not ok - the guest died during this case (vm-run status $vrc; serial log $serial)"
-			fi
-		else
-			say "$n: not ok - not run: the run stopped earlier${died:+ (in $died)}"
-		fi
-	done
-
-	# The kernel log of the whole boot, including what no case owned.
-	bad=$(<tests/vm/kernel-bad.ere)
-	if [ -n "$serial" ] && [ -f "$serial" ]; then
-		if grep -qaE "$bad" "$serial"; then
-			say "vm: not ok - the kernel log is clean (serial log $serial)"
-			grep -aE "$bad" "$serial" | head -n 10 | sed 's/^/#   /'
-		else
-			say "vm: ok - the kernel log is clean"
-		fi
-	else
-		say "vm: not ok - the VM did not start (see $logs/vm-run.err)"
+# --- the same tree on 6.12 ------------------------------------------------------
+if [[ " $kernels " == *" 6.12 "* ]]; then
+	export KIWI_KVER=6.12
+	if kv612=$(tests/vm/kernel.sh kv 2>&1); then
+	echo "# 6.12: kernel $kv612"
+	step 6.12/build "kiwi.ko (tests/vm/build-kiwi.sh)" tests/vm/build-kiwi.sh
+	tap_stage 6.12/host/check 900 tests/host/check.sh "/lib/modules/$kv612/build"
+	tap_stage 6.12/host/dkms 900 tests/host/dkms.sh "$kv612"
+	step 6.12/build "the reference siw.ko (tests/vm/build-siw.sh)" \
+		tests/vm/build-siw.sh
+	if [ -n "${KIWI_FULL:-}" ]; then
+		step 6.12/build "the CRC-asking siw.ko (tests/bench/build-siw-crc.sh)" \
+			tests/bench/build-siw-crc.sh
 	fi
+	# The chosen cases, as links beside the cases' own libraries.
+	dir612=$logs/cases-6.12
+	mkdir -p "$dir612"
+	for c in "${KIWI_CASES_DIR:-$root/tests/cases}"/*.sh; do
+		n=$(basename "$c" .sh)
+		case "$n" in
+		[0-9]*) [ "$cases_612" = all ] ||
+				[[ " $(echo $cases_612) " == *" $n "* ]] || continue ;;
+		esac
+		ln -sf "$(cd "$(dirname "$c")" && pwd)/$n.sh" "$dir612/"
+	done
+	for n in $cases_612; do
+		[ "$n" = all ] || [ -e "$dir612/$n.sh" ] ||
+			say "6.12/$n: not ok - no such case in ${KIWI_CASES_DIR:-tests/cases}"
+	done
+	vm_stage 6.12/ "$dir612"
+	else
+		say "6.12: not ok - a 6.12 kernel is installed (scripts/deps.sh): $kv612"
+	fi
+	unset KIWI_KVER
 fi
 
 passed=$(grep -cE '^[^ ]+: ok( |$)' "$all")

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # dkms add/build/remove of a copy of the tree against the installed Debian
 # headers, as a user of the DKMS package would run it.  Prints TAP.
+# Usage: tests/host/dkms.sh [KVER]   (default: `make print-kdir`'s, 6.1)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-kver=$(make -s -C "$root" --no-print-directory print-kdir | cut -d/ -f4)
+kver=${1:-$(make -s -C "$root" --no-print-directory print-kdir | cut -d/ -f4)}
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/dkms.conf")
 n=0
 fail=0
@@ -29,6 +30,7 @@ if ! command -v dkms >/dev/null; then
 fi
 mkdir -p "$root/out"
 log=$root/out/dkms.log
+[ -z "${1:-}" ] || log=$root/out/dkms-$kver.log
 : >"$log"
 tmp=$(mktemp -d)
 cleanup() {

@@ -2,36 +2,36 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Build the reference siw driver (not shipped by Debian's kernel) from
-# Debian's linux-source tarball, for the kernel the test VM boots.
+# Debian's linux-source tarball, for the kernel the test VM boots
+# (KIWI_KVER: 6.1 by default, or 6.12; see tests/vm/kernel.sh).
 #
 #   build-siw.sh         tests/vm/out/siw/siw.ko, siw as Debian's source has it
 #   build-siw.sh --crc   tests/vm/out/siw-crc/siw.ko, the same source with its
 #                        compile-time mpa_crc_required set to true: siw in
-#                        Linux 6.1 has no module parameter for CRC, so the
-#                        CRC-on reference (siw to siw with CRC) needs it
+#                        Linux 6.1 and 6.12 has no module parameter for CRC,
+#                        so the CRC-on reference (siw to siw with CRC) needs it
+# For a kernel other than 6.1 both go to out/kernel/<version>/ instead.
 #
 # Sources go to tests/vm/out/siw-src (siw-crc-src), git-ignored: siw's
 # sources are never part of kiwi.  Runs on the host, before the VM boots.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/out
 name=siw
 case "${1:-}" in
 "") ;;
 --crc) name=siw-crc ;;
 *) echo "usage: $0 [--crc]" >&2; exit 2 ;;
 esac
-src=$out/$name-src
-dst=$out/$name/siw.ko
-
-kernel=$(ls -1 /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n1)
-[ -n "$kernel" ] || { echo "build-$name: no /boot/vmlinuz-*-amd64" >&2; exit 1; }
-kv=${kernel#/boot/vmlinuz-}
-kdir=/lib/modules/$kv/build
+# The kernel the VM boots (KIWI_KVER, tests/vm/kernel.sh).
+. "$here/kernel.sh" || exit 1
+kv=$kiwi_kv
+kdir=$kiwi_kdir
+tarball=$kiwi_tarball
+src=$kiwi_siw_dir/$name-src
+dst=$kiwi_siw_dir/$name/siw.ko
 [ -d "$kdir" ] || { echo "build-$name: no headers at $kdir (linux-headers-$kv)" >&2; exit 1; }
-tarball=$(ls -1 /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
-[ -n "$tarball" ] || { echo "build-$name: no /usr/src/linux-source-*.tar.xz (linux-source-6.1)" >&2; exit 1; }
+[ -f "$tarball" ] || { echo "build-$name: no $tarball (linux-source-$kiwi_series)" >&2; exit 1; }
 
 # Up to date when built for this kernel from this tarball.
 stamp="$kv $(stat -c %Y "$tarball") $(stat -c %Y "$kdir/Makefile" 2>/dev/null)"

@@ -18,7 +18,8 @@ if [ "${1:-}" != --guest ]; then
 	./scripts/deps.sh
 	echo "== demo: building kiwi.ko and libkiwi-rdmav34.so (make module provider)"
 	make -s module provider
-	echo "== demo: booting the test VM ($(ls -1 /boot/vmlinuz-*-amd64 | sort -V | tail -n1))"
+	echo "== demo: booting the test VM ($(KIWI_KVER='' tests/vm/kernel.sh vmlinuz))"
+	unset KIWI_KVER
 	exec tests/vm/vm-run.sh --timeout 300 -- "$root/tests/vm/demo.sh" --guest
 fi
 

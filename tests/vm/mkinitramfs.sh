@@ -28,12 +28,15 @@ done
 for m in virtio_pci 9pnet_virtio 9p; do
 	modprobe -S "$kv" --show-depends "$m"
 done | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+	# 6.12 installs modules as .ko.xz: kept decompressed, named .ko.
 	base=$(basename "$ko")
+	base=${base%.xz}
+	base=${base%.zst}
 	grep -qx "$base" "$tmp/mods/order" && continue
 	case "$ko" in
 	*.ko) cp "$ko" "$tmp/mods/$base" ;;
-	*.ko.xz) xz -dc "$ko" > "$tmp/mods/${base%.xz}"; base=${base%.xz} ;;
-	*.ko.zst) zstd -qdc "$ko" > "$tmp/mods/${base%.zst}"; base=${base%.zst} ;;
+	*.ko.xz) xz -dc "$ko" > "$tmp/mods/$base" ;;
+	*.ko.zst) zstd -qdc "$ko" > "$tmp/mods/$base" ;;
 	*) echo "mkinitramfs: unknown module format $ko" >&2; exit 1 ;;
 	esac
 	echo "$base" >> "$tmp/mods/order"

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Run a command as root inside a throw-away QEMU guest that boots the newest
-# installed Debian kernel with the host's / read-only over 9p and this work
-# tree read-write at the same path.
+# Run a command as root inside a throw-away QEMU guest that boots an
+# installed Debian kernel (KIWI_KVER: 6.1 by default, or 6.12; see
+# tests/vm/kernel.sh) with the host's / read-only over 9p and this work
+# tree read-write at the same path.  KIWI_KO, KIWI_SIW_KO and
+# KIWI_SIW_CRC_KO default to the modules built for that kernel.
 #
 #   tests/vm/vm-run.sh [--timeout SEC] [--mem MB] [--run-dir-file F] -- CMD [ARGS...]
 #
@@ -51,10 +53,11 @@ root=$(cd "$here/../.." && pwd)
 out=$here/out
 mkdir -p "$out/runs"
 
-# Newest Debian kernel (the one kiwi targets), not the host's own.
-kernel=$(ls -1 /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n1)
-[ -n "$kernel" ] || { echo "vm-run: no /boot/vmlinuz-*-amd64 (apt-get install linux-image-amd64)" >&2; exit 2; }
-kv=${kernel#/boot/vmlinuz-}
+# A Debian kernel, not the host's own: KIWI_KVER chooses (tests/vm/kernel.sh;
+# the newest 6.1 by default, KIWI_KVER=6.12 for Debian 13's series).
+. "$here/kernel.sh" || exit 2
+kernel=$kiwi_vmlinuz
+kv=$kiwi_kv
 [ -d "/lib/modules/$kv" ] || { echo "vm-run: /lib/modules/$kv missing" >&2; exit 2; }
 
 # The initramfs is cached per kernel; rebuilt when the kernel, its modules or
@@ -90,6 +93,12 @@ output=$run/output.log
 echo "$timeout" > "$run/timeout"
 env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -vE '^KIWI_(ROOT|VM_MARGIN)=' |
 	while IFS='=' read -r k v; do printf '%s=%q\n' "$k" "$v"; done > "$run/env"
+# The modules built for this kernel, unless the caller named others.
+[ -n "${KIWI_KO:-}" ] || printf 'KIWI_KO=%q\n' "$kiwi_kiwi_ko" >> "$run/env"
+[ -n "${KIWI_SIW_KO:-}" ] ||
+	printf 'KIWI_SIW_KO=%q\n' "$kiwi_siw_dir/siw/siw.ko" >> "$run/env"
+[ -n "${KIWI_SIW_CRC_KO:-}" ] ||
+	printf 'KIWI_SIW_CRC_KO=%q\n' "$kiwi_siw_dir/siw-crc/siw.ko" >> "$run/env"
 
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
 cmdline+=" slub_debug=FZPU nokaslr mitigations=off"
