@@ -19,8 +19,9 @@ pkgs=(
 )
 
 # 6.12.N: whichever is installed (newest), else the newest apt knows.
-v612=$(dpkg-query -W -f='${Package} ${Status}\n' 'linux-image-6.12.*+deb12-amd64-unsigned' \
-	2>/dev/null | sed -n 's/^linux-image-\(6\.12\.[0-9]*\)+deb12-amd64-unsigned .* ok installed$/\1/p' |
+# (dpkg-query fails when no such package is known at all: not an error.)
+v612=$({ dpkg-query -W -f='${Package} ${Status}\n' \
+	'linux-image-6.12.*+deb12-amd64-unsigned' 2>/dev/null || true; } | sed -n 's/^linux-image-\(6\.12\.[0-9]*\)+deb12-amd64-unsigned .* ok installed$/\1/p' |
 	sort -V | tail -n1)
 if [ -z "$v612" ]; then
 	[ "$(id -u)" != 0 ] || apt-get update -qq
