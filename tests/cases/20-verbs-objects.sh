@@ -80,11 +80,8 @@ if [ -x "$bin" ] && mkfifo "$tmp/in"; then
 	"$bin" --hold -d kiwi0 < "$tmp/in" > "$tmp/hold" 2>&1 &
 	hold_pid=$!
 	exec 3> "$tmp/in"
-	for _ in $(seq 300); do
-		grep -q '^ready' "$tmp/hold" && break
-		kill -0 "$hold_pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	# until it is ready, or gone
+	wait_for 30 sh -c "grep -q '^ready' '$tmp/hold' || ! kill -0 $hold_pid"
 fi
 read -r _ pid qpn qpn2 < <(grep '^ready' "$tmp/hold" 2>/dev/null)
 if [ -n "${pid:-}" ]; then
@@ -150,11 +147,7 @@ rings_usage() {
 		sh "$cg" "$bin" "$n" < "$tmp/rin" > "$tmp/rout" 2>&1 &
 	local pid=$!
 	exec 4> "$tmp/rin"
-	for _ in $(seq 300); do
-		grep -q "^ready $n\$" "$tmp/rout" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_for 30 sh -c "grep -q '^ready $n\$' '$tmp/rout' || ! kill -0 $pid"
 	use=$(cat "$cg/memory.current")
 	grep -q "^ready $n\$" "$tmp/rout" || use=
 	exec 4>&-
