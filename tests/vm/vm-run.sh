@@ -18,6 +18,9 @@
 # --run-dir-file F writes the run directory's path into F (for the suite).
 # KIWI_VM_MARGIN (default 120) is the host-side allowance in seconds for
 # boot and shutdown on top of --timeout before a silent guest is killed.
+# KIWI_VM_NET gives the guest one virtio-net NIC on that QEMU -netdev (e.g.
+# "socket,listen=127.0.0.1:PORT"), with MAC KIWI_VM_MAC: two guests on one
+# virtual wire (tests/vm/two-host.sh).  Without it the guest has no NIC.
 # The body is one compound command, read whole before it runs, so that
 # editing this file cannot change a run that is under way.
 {
@@ -91,7 +94,7 @@ output=$run/output.log
 	printf '\n'
 } > "$run/cmd"
 echo "$timeout" > "$run/timeout"
-env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -vE '^KIWI_(ROOT|VM_MARGIN)=' |
+env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -vE '^KIWI_(ROOT|VM_MARGIN|VM_NET)=' |
 	while IFS='=' read -r k v; do printf '%s=%q\n' "$k" "$v"; done > "$run/env"
 # The modules built for this kernel, unless the caller named others.
 [ -n "${KIWI_KO:-}" ] || printf 'KIWI_KO=%q\n' "$kiwi_kiwi_ko" >> "$run/env"
@@ -106,11 +109,17 @@ cmdline+=" tsc=reliable no_timer_check"
 cmdline+=" kiwivm.root=$root kiwivm.run=$run"
 
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
-	-smp 2 -m "$mem" -display none -monitor none -no-reboot -nic none
+	-smp 2 -m "$mem" -display none -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-serial "file:$serial" -serial "file:$output"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$root,mount_tag=kiwiwork,security_model=none,multidevs=remap")
+if [ -n "${KIWI_VM_NET:-}" ]; then
+	qemu+=(-netdev "$KIWI_VM_NET,id=wire"
+		-device "virtio-net-pci,netdev=wire,mac=${KIWI_VM_MAC:-52:54:00:4b:00:01}")
+else
+	qemu+=(-nic none)
+fi
 
 # Host-side limit: the command's own limit plus time to boot and shut down
 # (a slow, shared 2-core host can take a minute to boot a TCG guest).

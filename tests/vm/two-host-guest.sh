@@ -1,0 +1,357 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# One end of the two-host bench, inside its guest (tests/vm/two-host.sh
+# boots both): the wire's NIC up, then every pairing of KIWI_TH_PAIRS with
+# this guest playing its side, in step with the peer.
+#
+#   KIWI_TH_ROLE   A (10.9.0.1) or B (10.9.0.2)
+#   KIWI_TH_DIR    the run's directory in the work tree, which both guests
+#                  mount over 9p: the rendezvous files live there
+#   KIWI_TH_PAIRS  pairings "PA:CA:PB:CB:MTU:SERVER:TESTS", space separated:
+#                  provider (kiwi|siw|siwcrc) and kiwi mpa_crc policy (or -)
+#                  of A and of B, the MTU of both NICs, which side serves
+#                  (A|B; the other is the client, NVMe host), and the tests,
+#                  comma separated: rping (-V, 64 B x 10 and 6000 B x 5),
+#                  rpingbig (-V, 20000 B x 3), write, read, send (perftest
+#                  ib_*_bw -R), nvme (nvmet-rdma target, nvme-rdma host, fio
+#                  crc32c verify)
+#
+# Each side prints TAP for what it sees: its exit statuses, the bytes its
+# NIC counted, and on A, the MPA CRC bit of every connection as captured on
+# its NIC.  Lines "=== KEY" start a section; two-host.sh merges both sides'
+# sections.  The guests rendezvous through files: th_sync NAME creates
+# ROLE.NAME and waits for PEER.NAME; every step calls the same syncs on both
+# sides whatever failed, so that one failure does not stall the other.
+# The body is one compound command, read whole before it runs.
+{
+. "$KIWI_ROOT/tests/cases/lib.sh"
+. "$KIWI_ROOT/tests/cases/nvmeof-lib.sh"
+
+role=${KIWI_TH_ROLE:?}
+dir=${KIWI_TH_DIR:?}
+case $role in
+A) peer=B me=10.9.0.1 them=10.9.0.2 ;;
+B) peer=A me=10.9.0.2 them=10.9.0.1 ;;
+*) echo "two-host-guest: KIWI_TH_ROLE=$role: want A or B" >&2; exit 2 ;;
+esac
+gate_lib=$KIWI_ROOT/tests/verbs/build/libconnect-gate.so
+dev=th0
+th_gone=0
+
+th_exit() {
+	: > "$dir/$role.exit"
+}
+trap th_exit EXIT
+
+# th_sync NAME [SECONDS]: both sides got here (1: the peer did not come
+# in time, 2: the peer is gone for good; every later sync returns 2 at once).
+th_sync() {
+	local name=$1 tmo=${2:-300} end
+	[ $th_gone = 0 ] || return 2
+	end=$((SECONDS + tmo))
+	: > "$dir/$role.$name"
+	while [ ! -e "$dir/$peer.$name" ]; do
+		if [ -e "$dir/$peer.exit" ] || [ -e "$dir/abort" ]; then
+			echo "th_sync $name: $peer is gone" >&2
+			th_gone=1
+			return 2
+		fi
+		if [ $SECONDS -ge $end ]; then
+			echo "th_sync $name: $peer did not come within ${tmo}s" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# th_put KEY VALUE / th_get KEY: a value for the peer, the peer's value.
+th_put() {
+	printf '%s\n' "$2" > "$dir/$role.$1.tmp" && mv -f "$dir/$role.$1.tmp" "$dir/$role.$1"
+}
+
+th_get() {
+	cat "$dir/$peer.$1" 2>/dev/null || echo none
+}
+
+# th_bytes: "tx rx" byte counters of the wire's NIC.
+th_bytes() {
+	echo "$(cat "/sys/class/net/$nic/statistics/tx_bytes")" \
+		"$(cat "/sys/class/net/$nic/statistics/rx_bytes")"
+}
+
+# th_check_bytes DESC "TX0 RX0" "TX1 RX1" MIN_TX MIN_RX: the NIC counted at
+# least that many bytes each way between the two snapshots.
+th_check_bytes() {
+	local desc=$1 tx rx
+	set -- $2 $3 "$4" "$5"
+	tx=$(($3 - $1))
+	rx=$(($4 - $2))
+	if [ $tx -ge "$5" ] && [ $rx -ge "$6" ]; then
+		tap_ok "$desc: crossed the wire (tx $tx, rx $rx bytes)"
+	else
+		tap_fail "$desc: crossed the wire (tx $tx, rx $rx bytes, want >= $5 and $6)"
+	fi
+}
+
+th_wire_up() {
+	local n
+	modprobe virtio_net || return 1
+	for n in /sys/class/net/*; do
+		[ "$(cat "$n/address")" = "${KIWI_VM_MAC:?}" ] && nic=$(basename "$n")
+	done
+	[ -n "${nic:-}" ] || { echo "no NIC with MAC $KIWI_VM_MAC"; ip link; return 1; }
+	ip addr add "$me/24" dev "$nic" && ip link set "$nic" up
+}
+
+# th_sniff_start: nvmeof-lib's MPA frame capture, on the wire's NIC.
+th_sniff_start() {
+	: > /tmp/nvmf-mpa.log
+	python3 -u -c "$_NVMF_SNIFF_PY" "$nic" > /tmp/nvmf-mpa.log 2>&1 &
+	NVMF_SNIFF_PID=$!
+	NVMF_SNIFF_MARK=0
+	nvmf_wait 120 grep -q '^ready' /tmp/nvmf-mpa.log || {
+		cat /tmp/nvmf-mpa.log
+		return 1
+	}
+}
+
+# th_mtu MTU: the NIC at MTU, and a full-sized frame that may not be
+# fragmented reaches the peer.
+th_mtu() {
+	ip link set "$nic" mtu "$1" || return 1
+	[ "$(cat "/sys/class/net/$nic/mtu")" = "$1" ] || return 1
+}
+
+th_ping_full() {
+	ping -c 2 -W 10 -M do -s $(($1 - 28)) "$them"
+}
+
+# --- steps: SIDE is server or client, ID names the step's rendezvous ------
+
+# rping SIDE ID SIZE COUNT: -V compares every buffer on the client.
+step_rping() {
+	local side=$1 id=$2 size=$3 count=$4 pid rc b0 b1 desc
+	desc="rping -V $size B x $count"
+	b0=$(th_bytes)
+	if [ "$side" = server ]; then
+		timeout 200 rping -s -a "$me" -C "$count" -S "$size" -V \
+			> /tmp/th-rping.log 2>&1 &
+		pid=$!
+		wait_for 60 tcp_listening "" 7174
+		th_sync "$id-listen"
+		wait $pid
+		rc=$?
+		th_sync "$id-done"
+		b1=$(th_bytes)
+		tap_check "$desc: server exits 0" test $rc = 0 ||
+			tap_diag "$(tail -n 15 /tmp/th-rping.log)"
+	else
+		th_sync "$id-listen"
+		timeout 150 rping -c -a "$them" -C "$count" -S "$size" -V -v \
+			> /tmp/th-rping.log 2>&1
+		rc=$?
+		th_sync "$id-done"
+		b1=$(th_bytes)
+		if [ $rc = 0 ] && [ "$(grep -c '^ping data: ' /tmp/th-rping.log)" -eq "$count" ]; then
+			tap_ok "$desc: client exits 0, every ping verified"
+		else
+			tap_fail "$desc: client exits 0 (status $rc), every ping verified"
+			tap_diag "$(tail -n 15 /tmp/th-rping.log)"
+		fi
+	fi
+	# Per ping the server reads SIZE bytes from the client and writes
+	# SIZE bytes back.
+	th_check_bytes "$desc" "$b0" "$b1" $((size * count)) $((size * count))
+}
+
+# perf SIDE ID TOOL: perftest over rdma_cm, 64 KiB x 50.  The gate (see
+# 35-datapath.sh) is a file in the shared directory: the server's second
+# rdma_listen() creates it, the client's second rdma_connect() waits for it.
+step_perf() {
+	local side=$1 id=$2 tool=$3 pid rc b0 b1 desc n=50 s=65536 tx rx
+	local gate=$dir/gate-$id
+	desc="$tool -R 64 KiB x $n"
+	[ -f "$gate_lib" ] || echo "no $gate_lib (make -C tests/verbs)"
+	b0=$(th_bytes)
+	if [ "$side" = server ]; then
+		rm -f "$gate"
+		env LD_PRELOAD="$gate_lib" KIWI_LISTEN_GATE="$gate" \
+			KIWI_LISTEN_GATE_SKIP=1 timeout 200 stdbuf -oL "$tool" -R -F \
+			-d $dev -n $n -s $s > /tmp/th-perf.log 2>&1 &
+		pid=$!
+		wait_for 60 tcp_listening "" 18515
+		th_sync "$id-listen"
+		wait $pid
+		rc=$?
+		th_sync "$id-done"
+		b1=$(th_bytes)
+		tap_check "$desc: server exits 0" test $rc = 0 ||
+			tap_diag "$(tail -n 15 /tmp/th-perf.log)"
+	else
+		th_sync "$id-listen"
+		LD_PRELOAD=$gate_lib KIWI_CONNECT_GATE=$gate KIWI_CONNECT_GATE_SKIP=1 \
+			timeout 150 stdbuf -oL "$tool" -R -F -d $dev -n $n -s $s \
+			"$them" > /tmp/th-perf.log 2>&1
+		rc=$?
+		th_sync "$id-done"
+		b1=$(th_bytes)
+		if [ $rc = 0 ] && grep -q '^ 65536 ' /tmp/th-perf.log; then
+			tap_ok "$desc: client exits 0 with its report"
+		else
+			tap_fail "$desc: client exits 0 (status $rc) with its report"
+			tap_diag "$(tail -n 15 /tmp/th-perf.log)"
+		fi
+	fi
+	# The payload goes client to server for write and send, server to
+	# client for read.
+	tx=0 rx=0
+	case $tool/$side in
+	ib_read_bw/server|ib_write_bw/client|ib_send_bw/client) tx=$((n * s)) ;;
+	*) rx=$((n * s)) ;;
+	esac
+	th_check_bytes "$desc" "$b0" "$b1" $tx $rx
+}
+
+# nvme SIDE ID: the server is the nvmet-rdma target, the client the
+# nvme-rdma host, which writes with crc32c verify headers and reads back.
+step_nvme() {
+	local side=$1 id=$2 b0 b1 ok=1 min s4k=1M smix=4M
+	[ "${KIWI_FULL:-0}" = 1 ] && s4k=4M smix=16M
+	min=$(((${s4k%M} + ${smix%M}) * 1048576 / 2))
+	b0=$(th_bytes)
+	if [ "$side" = server ]; then
+		NVMF_TGT_IP=$me
+		tap_check "nvmet-rdma target on $me:$NVMF_PORT" nvmf_target_setup ||
+			ok=0
+		[ $ok = 1 ] && wait_for 60 tcp_listening "" $NVMF_PORT
+		th_sync "$id-listen"
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+		tap_check "nvmet target removed" nvmf_target_teardown
+	else
+		NVMF_TGT_IP=$them
+		th_sync "$id-listen"
+		tap_check "nvme connect to $them" nvmf_connect || ok=0
+		if [ $ok = 1 ]; then
+			tap_check "fio 4 KiB random write + crc32c verify ($s4k)" \
+				nvmf_fio_verify v4k "$NVMF_DEV" $s4k 4k
+			tap_check "fio 4-256 KiB random write + crc32c verify ($smix)" \
+				nvmf_fio_verify vmix "$NVMF_DEV" $smix 4k-256k \
+				--offset=$((NVMF_SIZE_MB / 2))M
+			tap_check "nvme disconnect" nvmf_disconnect
+		fi
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+	fi
+	# Both fio jobs write and read back (as in 50-nvmeof.sh: at least
+	# half their sizes each way).
+	th_check_bytes "NVMe-oF I/O" "$b0" "$b1" $min $min
+}
+
+# run_pairing N SPEC
+run_pairing() {
+	local i=$1 pa ca pb cb mtu srv tests prov crc side t label want k
+	local creq sreq ok=1 conn=0 la lb crcdesc=
+	IFS=: read -r pa ca pb cb mtu srv tests <<< "$2"
+	if [ $role = A ]; then prov=$pa crc=$ca; else prov=$pb crc=$cb; fi
+	[ "$role" = "$srv" ] && side=server || side=client
+	# CRC on the wire: either end's MPA Request or Reply asking for it
+	# (nvmeof-lib's nvmf_requests_crc: initiator = host, responder = target).
+	if [ "$srv" = A ]; then
+		creq=$(nvmf_requests_crc "$pb" "$cb" host)
+		sreq=$(nvmf_requests_crc "$pa" "$ca" target)
+	else
+		creq=$(nvmf_requests_crc "$pa" "$ca" host)
+		sreq=$(nvmf_requests_crc "$pb" "$cb" target)
+	fi
+	want=$((creq | sreq))
+	la=$pa lb=$pb
+	[ "$ca" = - ] || la="$pa($ca)"
+	[ "$cb" = - ] || lb="$pb($cb)"
+	if [ "$srv" = A ]; then
+		label="B $lb client -> A $la server"
+	else
+		label="A $la client -> B $lb server"
+	fi
+	label="$label, mtu $mtu, crc $want"
+	echo "=== pairing $i: $label"
+	tap_diag "pairing $i: $label; this side: $prov ${crc#-} ($side)"
+
+	if [ "$prov" = siwcrc ] && [ ! -f "$KIWI_SIW_CRC_KO" ]; then
+		tap_fail "no $KIWI_SIW_CRC_KO (tests/vm/build-siw.sh --crc)"
+		ok=0
+	fi
+	[ $ok = 1 ] && { tap_check "mtu $mtu" th_mtu "$mtu" || ok=0; }
+	[ "$crc" = - ] || crcdesc=", mpa_crc $crc"
+	[ $ok = 1 ] && { tap_check "$prov link $dev on $nic$crcdesc" \
+		nvmf_link_add $dev "$prov" "$nic" "${crc#-}" || ok=0; }
+	th_sync "p$i-up"
+	# A frame of the full MTU crosses unfragmented (both NICs agree).
+	[ $ok = 1 ] && tap_check "a ${mtu} B frame reaches the peer unfragmented" \
+		th_ping_full "$mtu"
+	[ $role = A ] && nvmf_sniff_mark
+	k=0
+	for t in ${tests//,/ }; do
+		k=$((k + 1))
+		case $t in
+		rping)
+			step_rping $side "p$i-$k" 64 10
+			step_rping $side "p$i-$k-b" 6000 5
+			conn=1 ;;
+		rpingbig) step_rping $side "p$i-$k" 20000 3; conn=1 ;;
+		write|read|send) step_perf $side "p$i-$k" ib_${t}_bw; conn=1 ;;
+		nvme) step_nvme $side "p$i-$k"; conn=1 ;;
+		*) tap_fail "unknown test $t" ;;
+		esac
+	done
+	th_sync "p$i-end"
+	if [ $role = A ] && [ $conn = 1 ]; then
+		tap_check "MPA Reply crc=$want on every connection (captured on $nic)" \
+			nvmf_sniff_check $want
+	fi
+	tap_check "$dev removed" eval "rdma link del $dev &&
+		nvmf_wait 10 test ! -e /sys/class/infiniband/$dev"
+	if [ "$prov" = kiwi ]; then
+		tap_check "kiwi object counts back to zero" nvmf_wait 10 kiwi_counts_zero
+		tap_check "rmmod kiwi" rmmod kiwi
+	else
+		tap_check "rmmod siw" rmmod siw
+		rm -f /run/nvmf-siw
+	fi
+	th_sync "p$i-gone"
+}
+
+echo "=== wire"
+nvmf_dmesg_mark
+kiwi_provider_env
+kv=$(uname -r)
+tap_diag "guest $role: kernel $kv, $me"
+tap_check "virtio-net NIC up as $me" th_wire_up
+th_put kver "$kv"
+th_sync wire 600
+tap_diag "peer $peer: kernel $(th_get kver)"
+pkv=$(th_get kver)
+tap_check "the peer runs another kernel series (${kv%.*-*} here, ${pkv%.*-*} there)" \
+	test "${kv%.*-*}" != "${pkv%.*-*}"
+tap_check "ping $them over the wire" ping -c 3 -W 10 "$them"
+if [ $role = A ]; then
+	tap_check "MPA frame capture on $nic" th_sniff_start
+fi
+th_sync sniff 300
+
+i=0
+for p in ${KIWI_TH_PAIRS:?}; do
+	i=$((i + 1))
+	[ $th_gone = 0 ] || break
+	run_pairing $i "$p"
+done
+
+echo "=== end"
+[ $th_gone = 0 ] || tap_fail "the peer ran to the end"
+nvmf_sniff_stop
+modprobe -r nvme-rdma nvmet-rdma 2>/dev/null
+tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
+th_sync end 300
+tap_done
+}
