@@ -15,6 +15,9 @@
 #                       VM cases on 6.12 (KIWI_612_CASES)
 #   make test-full      the long matrices, 6.12 pass still the subset
 #   make test-6.12-full every VM case on 6.12 (the fuller target)
+#   make test-two-host  two guests, 6.1 and 6.12, on one virtual wire: kiwi
+#                       and siw across it (tests/vm/two-host.sh, a subset)
+#   make test-two-host-full  every pairing, CRC, MTU and program (long)
 #   make module-vm      kiwi.ko for the test VM's kernel, KIWI_KVER=6.1|6.12
 #   make demo           boot the test VM and show kiwi devices
 #   make bench          perftest kiwi vs siw vs TCP, CRC off and on (Documentation/benchmarks.md)
@@ -44,7 +47,7 @@ INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
 	check unit fuzz bench-proto bench bench-nvmeof test test-full demo \
-	test-6.12-full module-vm
+	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps
 
 all: module provider
 
@@ -88,6 +91,21 @@ test-full:
 # the 6.1 VM pass.
 test-6.12-full:
 	KIWI_612_CASES=all KIWI_SKIP_61_VM=1 ./tests/run-tests.sh
+
+# What both guests of the two-host bench load, built for each kernel.
+two-host-deps: module provider
+	$(MAKE) -C tests/verbs
+	./tests/vm/build-siw.sh
+	KIWI_KVER=6.12 ./tests/vm/build-kiwi.sh
+	KIWI_KVER=6.12 ./tests/vm/build-siw.sh
+
+test-two-host: two-host-deps
+	./tests/vm/two-host.sh
+
+test-two-host-full: two-host-deps
+	./tests/vm/build-siw.sh --crc
+	KIWI_KVER=6.12 ./tests/vm/build-siw.sh --crc
+	KIWI_FULL=1 ./tests/vm/two-host.sh
 
 module-vm:
 	./tests/vm/build-kiwi.sh

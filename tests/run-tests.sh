@@ -17,6 +17,10 @@
 #   6.12/*       ONE boot of 6.12 running the cases of KIWI_612_CASES: by
 #                default the subset below, "all" for every case (make
 #                test-6.12-full), "none" for no 6.12 pass at all
+#   two-host     tests/vm/two-host.sh: a 6.1 guest and a 6.12 guest on one
+#                virtual Ethernet wire, kiwi and siw across it (a subset;
+#                KIWI_FULL=1 all of it); only when both kernels ran above,
+#                KIWI_TWO_HOST=0 leaves it out
 # KIWI_SUITE_KERNELS="6.12" leaves out the 6.1 unit, fuzz, host and VM
 # stages (make test-6.12-full).
 # Every TAP line is prefixed with its stage or case name.  A stage that is
@@ -258,6 +262,17 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 		say "6.12: not ok - a 6.12 kernel is installed (scripts/deps.sh): $kv612"
 	fi
 	unset KIWI_KVER
+fi
+
+# --- two hosts on one wire, 6.1 and 6.12 ----------------------------------------
+# Needs what both passes built (kiwi.ko and siw.ko for each kernel).
+if [[ " $kernels " == *" 6.1 "* ]] && [[ " $kernels " == *" 6.12 "* ]] &&
+	[ "${KIWI_TWO_HOST:-1}" != 0 ]; then
+	if [ -n "${KIWI_FULL:-}" ]; then
+		tap_stage two-host 14400 tests/vm/two-host.sh
+	else
+		tap_stage two-host 2400 tests/vm/two-host.sh
+	fi
 fi
 
 passed=$(grep -cE '^[^ ]+: ok( |$)' "$all")

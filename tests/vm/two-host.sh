@@ -52,8 +52,8 @@ kver_b=6.12
 # 6.1 client asking for CRC to siw 6.12 at MTU 9000; siw 6.12 client to kiwi
 # 6.1 server preferring CRC.
 pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme
-	kiwi:required:siw:-:9000:B:rping,read
-	kiwi:preferred:siw:-:1500:A:rping,send"
+	kiwi:required:siw:-:9000:B:rping
+	kiwi:preferred:siw:-:1500:A:rping"
 
 # kiwi's CRC "on": required, but preferred as the server of a siw client
 # (siw never asks, and kiwi's required responder refuses it, cm.md).
@@ -74,7 +74,7 @@ full_pairs() {
 						[ "$pa:$pb:$srv" = kiwi:siw:A ] && ca=preferred
 						[ "$pa:$pb:$srv" = siw:kiwi:B ] && cb=preferred
 					fi
-					echo "$pa:$ca:$pb:$cb:$mtu:$srv:rping,rpingbig,write,read,send,nvme"
+					echo "$pa:$ca:$pb:$cb:$mtu:$srv:rping,rpingsmall,rpingbig,write,read,send,nvme"
 				done
 			done
 		done
