@@ -95,13 +95,21 @@ th_check_bytes() {
 	fi
 }
 
-th_wire_up() {
+# th_nic: the name of the NIC with the wire's MAC (probed asynchronously).
+th_nic() {
 	local n
-	modprobe virtio_net || return 1
 	for n in /sys/class/net/*; do
-		[ "$(cat "$n/address")" = "${KIWI_VM_MAC:?}" ] && nic=$(basename "$n")
+		[ "$(cat "$n/address")" = "${KIWI_VM_MAC:?}" ] || continue
+		basename "$n"
+		return 0
 	done
-	[ -n "${nic:-}" ] || { echo "no NIC with MAC $KIWI_VM_MAC"; ip link; return 1; }
+	return 1
+}
+
+th_wire_up() {
+	modprobe virtio_net || return 1
+	wait_for 30 th_nic || { echo "no NIC with MAC $KIWI_VM_MAC"; ip link; return 1; }
+	nic=$(th_nic)
 	ip addr add "$me/24" dev "$nic" && ip link set "$nic" up
 }
 
@@ -121,13 +129,14 @@ th_sniff_ready() {
 	}
 }
 
-# th_mtu MTU: the NIC at MTU, and a full-sized frame that may not be
-# fragmented reaches the peer.
+# th_mtu MTU: the NIC at MTU.
 th_mtu() {
 	ip link set "$nic" mtu "$1" || return 1
 	[ "$(cat "/sys/class/net/$nic/mtu")" = "$1" ] || return 1
 }
 
+# th_ping_full MTU: a frame of MTU bytes that may not be fragmented
+# reaches the peer and comes back (both NICs take it).
 th_ping_full() {
 	ping -c 2 -W 10 -M do -s $(($1 - 28)) "$them"
 }
