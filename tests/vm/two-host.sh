@@ -17,8 +17,9 @@
 # (nvmet-rdma target, nvme-rdma host, fio crc32c verify), MPA CRC off and
 # on (checked on the wire), MTU 1500 and 9000, and each side checks that its
 # NIC counted the payload.  The default run takes a subset (a few minutes);
-# KIWI_FULL=1 runs every combination (make test-two-host-full, an hour or
-# more).  KIWI_TH_PAIRS overrides the pairings (see two-host-guest.sh).
+# KIWI_FULL=1 runs every combination (make test-two-host-full, 25
+# pairings: about two hours on a loaded 2-core host).  KIWI_TH_PAIRS
+# overrides the pairings (see two-host-guest.sh).
 #
 # Output is TAP: each test prefixed with the guest that saw it, then one
 # line per guest for its run (exit status, kernel log).  Both sides' logs
