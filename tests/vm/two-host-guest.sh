@@ -302,12 +302,15 @@ run_pairing() {
 	[ $ok = 1 ] && { tap_check "$prov link $dev on $nic$crcdesc" \
 		nvmf_link_add $dev "$prov" "$nic" "${crc#-}" || ok=0; }
 	th_sync "p$i-up"
+	# Without a peer, nothing to connect to: only clean up.
+	[ $th_gone = 0 ] || { tap_fail "$peer came to pairing $i"; ok=0; tests=; }
 	# A frame of the full MTU crosses unfragmented (both NICs agree).
 	[ $ok = 1 ] && tap_check "a ${mtu} B frame reaches the peer unfragmented" \
 		th_ping_full "$mtu"
 	[ $role = A ] && nvmf_sniff_mark
 	k=0
 	for t in ${tests//,/ }; do
+		[ $th_gone = 0 ] || break
 		k=$((k + 1))
 		case $t in
 		rping) step_rping $side "p$i-$k" 6000 5; conn=1 ;;
