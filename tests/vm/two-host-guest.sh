@@ -138,7 +138,7 @@ th_mtu() {
 # th_ping_full MTU: a frame of MTU bytes that may not be fragmented
 # reaches the peer and comes back (both NICs take it).
 th_ping_full() {
-	ping -c 2 -W 10 -M do -s $(($1 - 28)) "$them"
+	ping -c 2 -W 10 -M "do" -s $(($1 - 28)) "$them"
 }
 
 # --- steps: SIDE is server or client, ID names the step's rendezvous ------
