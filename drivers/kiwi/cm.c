@@ -108,7 +108,7 @@ struct kiwi_cep {
 	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
 	bool reaped;			/* under cdev->lock: device removal saw it */
 	bool dead;			/* device or listener gone: fail handshake */
-	bool req_pending;		/* initiator: the Request is still to send */
+	bool req_pending;		/* initiator: no Reply yet, none failed */
 	bool req_sent;			/* initiator: it was sent */
 	bool hs_cb;			/* the handshake callbacks are on sock */
 	bool order_wait;		/* order_end is set */
@@ -1001,6 +1001,8 @@ static void kiwi_cep_req_done(struct kiwi_cep *cep)
 		if (READ_ONCE(o->req_pending) &&
 		    kiwi_addr_same(&o->raddr, &cep->raddr) &&
 		    kref_get_unless_zero(&o->ref)) {
+			/* a new older one to wait for: a new bounded wait */
+			WRITE_ONCE(o->order_wait, false);
 			kiwi_cep_hs_kick(o);
 			kiwi_cep_put(o);
 		}
@@ -1024,11 +1026,22 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
 	if (rv == -EISCONN)
 		rv = 0;
-	if (rv == -EALREADY || rv == -EINPROGRESS || rv == -EAGAIN ||
-	    (!rv && !kiwi_cep_req_turn(cep)))
+	if (rv == -EALREADY || rv == -EINPROGRESS || rv == -EAGAIN)
 		return kiwi_cep_left(cep) > 0 ? -EINPROGRESS : -ETIMEDOUT;
 	if (rv)
 		return rv;
+	if (!kiwi_cep_req_turn(cep)) {
+		/* an older one's listener is slow: ours goes after a while */
+		if (!READ_ONCE(cep->order_wait)) {
+			cep->order_end = jiffies + KIWI_ORDER_WAIT;
+			WRITE_ONCE(cep->order_wait, true);
+		}
+		if (time_before(jiffies, cep->order_end) &&
+		    time_before(cep->order_end, cep->deadline)) {
+			kiwi_cep_hs_arm(cep, cep->order_end);
+			return -EINPROGRESS;
+		}
+	}
 	tcp_sock_set_nodelay(cep->sock->sk);
 	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->buf,
 			       sizeof(cep->buf));
@@ -1055,11 +1068,12 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	if (!rv && !cep->req_sent) {
 		rv = kiwi_cep_conn_request(cep);
 		if (rv == -EINPROGRESS) {
-			kiwi_cep_hs_arm(cep, cep->deadline);
+			if (!READ_ONCE(cep->order_wait) ||
+			    !time_before(jiffies, cep->order_end))
+				kiwi_cep_hs_arm(cep, cep->deadline);
 			goto out;
 		}
 	}
-	kiwi_cep_req_done(cep);
 	if (!rv) {
 		rv = kiwi_cep_hs_result(cep, false);
 		if (rv == KIWI_HS_READING) {
@@ -1069,6 +1083,12 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		if (rv == KIWI_HS_COMPLETE)
 			rv = 0;
 	}
+	/*
+	 * Only now, with the Reply in (or none to come), may the next
+	 * Request to this peer go: a listener that reads Requests in
+	 * parallel (siw) could otherwise deliver two in either order.
+	 */
+	kiwi_cep_req_done(cep);
 	if (!rv && cep->dead)
 		rv = -ECONNABORTED;
 	if (!rv) {
