@@ -1169,7 +1169,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	qp = kiwi_qp_lookup(kdev, param->qpn);
 	if (!qp)
 		return -EINVAL;
-	if (!kiwi_qp_bind_ok(qp)) {
+	if (!kiwi_qp_bind_ok(qp, id)) {
 		kiwi_qp_put(qp);
 		return -EINVAL;
 	}
@@ -1833,7 +1833,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
 	if (!qp)
 		goto fail;
-	if (!kiwi_qp_bind_ok(qp))
+	if (!kiwi_qp_bind_ok(qp, id))
 		goto fail;
 	/* limits the consumer set on the QP, if any */
 	if ((qp->ird && param->ird > qp->ird) ||
