@@ -4,17 +4,28 @@
  *
  * A struct kiwi_cep (connection endpoint) is either a listener, which owns
  * one listening socket per local address it covers, or one connection,
- * which owns one TCP socket from the handshake to the close.  All
- * sleeping work runs in process context on kiwi_cm_wq: the accept loop
- * (kicked by the listening socket's sk_data_ready), the MPA exchange with
- * its timeout, and the reaction to what the engines report (conn.h).
+ * which owns one TCP socket from the handshake to the close.
+ *
+ * Nothing a peer controls may hold a worker: the MPA frame of a handshake
+ * (the Request a listener awaits, the Reply an initiator awaits) is parsed
+ * by the socket's own callbacks as it arrives (kiwi_cep_hs_data_ready(),
+ * non-blocking, exactly the frame's bytes), and the handshake's work item
+ * (hs_work, on kiwi_cm_wq) runs only for short steps: when the frame is
+ * complete or broken, the socket closed or connected, its turn came, or
+ * its deadline passed (the delayed work is the timer).  The accept loop
+ * (kicked by the listening socket's sk_data_ready) runs on kiwi_cm_wq too.
+ * What tears connections down (the engines' reports, disconnects, the
+ * close timer) runs on kiwi_cm_ev_wq, so that it never queues behind
+ * handshakes.  A listener admits at most pending_per_listener connections
+ * whose Request is not yet delivered, pending_per_source of them from one
+ * address; it resets the others at once.
  *
  * Connection states (cep->state, changed only under cep->mutex):
  *
  *   active:  CONNECTING --(Reply ok, llp_start)--> ESTABLISHED
  *            CONNECTING --(timeout, reject, error)--> CLOSED
  *   passive: AWAIT_REQ --(Request ok)--> REQ_RCVD --(iw_accept)--> ESTABLISHED
- *            AWAIT_REQ --(bad Request, listener gone)--> CLOSED
+ *            AWAIT_REQ --(bad Request, timeout, listener gone)--> CLOSED
  *            REQ_RCVD --(iw_reject, accept failure)--> CLOSED
  *   both:    ESTABLISHED --(iw_cm graceful disconnect: FIN sent)--> CLOSING
  *            ESTABLISHED/CLOSING --(peer FIN, RST, Terminate, abort,
@@ -25,15 +36,19 @@
  * after kiwi_qp_llp_stop() and the socket's release.
  *
  * References: the allocation reference lives until the cep becomes CLOSED
- * (kiwi_cep_finish); queued works, timers, children (on their listener)
- * and callers of the iw_cm operations hold their own.  While CONNECTING or
- * AWAIT_REQ the handshake work does its blocking socket I/O without the
- * mutex; others may then only shut the socket down (which wakes the work),
- * never release it.  Lock order: listener mutex, then a child's mutex,
- * then cep->lock (a spinlock for what the engines touch from softirq).
+ * (kiwi_cep_finish); queued works, children (on their listener) and
+ * callers of the iw_cm operations hold their own.  While CONNECTING or
+ * AWAIT_REQ the handshake callbacks are installed on the socket
+ * (sk_user_data is the cep); every path out of those states removes them
+ * (kiwi_cep_hs_detach) before the socket or the allocation reference goes,
+ * so a callback always finds the cep alive.  Lock order: listener mutex,
+ * then a child's mutex, then the socket lock, then cep->lock (a spinlock
+ * for what the engines touch from softirq).
  */
+#include <linux/debugfs.h>
 #include <linux/inetdevice.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/tcp.h>
 #include <linux/workqueue.h>
 #include <net/addrconf.h>
@@ -66,10 +81,14 @@ enum kiwi_cep_state {
 
 /*
  * How long a Request read in full waits for connections accepted before
- * it whose Requests are still being read (kiwi_cep_wait_turn()): what a
+ * it whose Requests are still being read (kiwi_cep_req_work()): what a
  * silent peer can delay others by.
  */
 #define KIWI_ORDER_WAIT		HZ
+
+/* handshake frame status (cep->hs_status) besides a negative errno */
+#define KIWI_HS_READING		0
+#define KIWI_HS_COMPLETE	1
 
 /* Per device: its MPA policy and the ceps removal has to wait for. */
 struct kiwi_cm_dev {
@@ -79,7 +98,6 @@ struct kiwi_cm_dev {
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
-	wait_queue_head_t req_wq;	/* a cep's req_pending was cleared */
 };
 
 struct kiwi_cep {
@@ -90,7 +108,17 @@ struct kiwi_cep {
 	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
 	bool reaped;			/* under cdev->lock: device removal saw it */
 	bool dead;			/* device or listener gone: fail handshake */
-	bool req_pending;		/* initiator: the Request is still to send */
+	bool req_pending;		/* initiator: no Reply yet, none failed */
+	bool req_sent;			/* initiator: it was sent */
+	bool hs_cb;			/* the handshake callbacks are on sock */
+	bool order_wait;		/* order_end is set */
+	int hs_err;			/* initiator: the SYN could not go */
+	/*
+	 * KIWI_HS_*, or a negative errno: written by the callbacks under
+	 * the socket lock (release), read by the handshake work (acquire)
+	 */
+	int hs_status;
+	unsigned long order_end;	/* jiffies: end of the wait for turn */
 
 	struct socket *sock;
 	struct iw_cm_id *cm_id;		/* referenced with add_ref, or listener's */
@@ -99,9 +127,7 @@ struct kiwi_cep {
 
 	/* listener */
 	struct list_head lsocks;
-	struct list_head children;	/* children still reading their Request */
-	unsigned int children_gen;	/* bumped when one leaves children */
-	wait_queue_head_t children_wq;	/* woken then */
+	struct list_head children;	/* Requests not delivered yet, in order */
 	int backlog;
 	bool wildcard;			/* on kiwi_wild: follows the addresses */
 	bool v4too;			/* IPv6 wildcard covering IPv4 too */
@@ -119,9 +145,13 @@ struct kiwi_cep {
 	unsigned long llp_events;	/* BIT(enum kiwi_llp_event) */
 	unsigned long disc;		/* KIWI_DISC_* */
 
-	struct work_struct work;	/* handshake: connect or read Request */
-	struct work_struct event_work;
-	struct delayed_work close_timer;	/* bounded wait for the FIN */
+	/* handshake steps and its timer: connect or Request (kiwi_cm_wq) */
+	struct delayed_work hs_work;
+	struct work_struct event_work;		/* kiwi_cm_ev_wq */
+	struct delayed_work close_timer;	/* kiwi_cm_ev_wq */
+	/* the socket's callbacks before the handshake's */
+	void (*sk_data_ready)(struct sock *sk);
+	void (*sk_state_change)(struct sock *sk);
 
 	struct kiwi_mpa_cfg cfg;
 	struct kiwi_mpa_result res;
@@ -142,7 +172,10 @@ struct kiwi_lsock {
 	struct sockaddr_storage addr;
 };
 
+/* handshakes, accept loops, listener resyncs: short steps, never blocking */
 static struct workqueue_struct *kiwi_cm_wq;
+/* teardown: the engines' reports, disconnects, close timers */
+static struct workqueue_struct *kiwi_cm_ev_wq;
 /* wildcard listeners, for the address notifiers (which may be atomic) */
 static LIST_HEAD(kiwi_wild);
 static DEFINE_SPINLOCK(kiwi_wild_lock);
@@ -200,6 +233,26 @@ static struct kiwi_mpa_policy kiwi_pol_default = {
 
 static unsigned int kiwi_connect_timeout_ms = 10000;
 #define KIWI_TIMEOUT_MAX_MS	600000
+
+/*
+ * Connections a listener accepted whose MPA Request is not delivered yet
+ * (0: no limit), all together and from one remote address: a peer that
+ * opens connections and sends nothing holds each for connect_timeout_ms.
+ */
+static unsigned int kiwi_pending_listener = 1024;
+module_param_named(pending_per_listener, kiwi_pending_listener, uint, 0644);
+MODULE_PARM_DESC(pending_per_listener,
+		 "connections awaiting their MPA Request per listener; more are reset (0: no limit)");
+static unsigned int kiwi_pending_source = 256;
+module_param_named(pending_per_source, kiwi_pending_source, uint, 0644);
+MODULE_PARM_DESC(pending_per_source,
+		 "connections awaiting their MPA Request per listener and remote address; more are reset (0: no limit)");
+
+/* handshake counters, all devices together (debugfs kiwi/cm) */
+static atomic_t kiwi_cm_pending = ATOMIC_INIT(0);
+static atomic64_t kiwi_cm_cap_listener = ATOMIC64_INIT(0);
+static atomic64_t kiwi_cm_cap_source = ATOMIC64_INIT(0);
+static atomic64_t kiwi_cm_req_timeouts = ATOMIC64_INIT(0);
 
 static int kiwi_pol_parse(enum kiwi_pol pol, const char *val, u8 *out)
 {
@@ -335,7 +388,6 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 	spin_lock_init(&cdev->lock);
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);
-	init_waitqueue_head(&cdev->req_wq);
 	mutex_lock(&kiwi_cm_devs_mutex);
 	list_add_tail(&cdev->entry, &kiwi_cm_devs);
 	mutex_unlock(&kiwi_cm_devs_mutex);
@@ -343,6 +395,8 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 }
 
 /* ---- endpoints ---- */
+
+static void kiwi_cep_hs_detach(struct kiwi_cep *cep);
 
 static void kiwi_cep_release(struct kref *ref)
 {
@@ -354,8 +408,10 @@ static void kiwi_cep_release(struct kref *ref)
 	 * Every path to CLOSED releases the socket and the references in
 	 * process context first; nothing is left for a put from softirq.
 	 */
-	if (cep->sock)
+	if (cep->sock) {
+		kiwi_cep_hs_detach(cep);
 		sock_release(cep->sock);
+	}
 	if (cep->parent)
 		kref_put(&cep->parent->ref, kiwi_cep_release);
 	mutex_destroy(&cep->mutex);
@@ -379,8 +435,7 @@ void kiwi_cep_put(struct kiwi_cep *cep)
 	kref_put(&cep->ref, kiwi_cep_release);
 }
 
-static void kiwi_cep_handshake_req(struct work_struct *work);
-static void kiwi_cep_handshake_conn(struct work_struct *work);
+static void kiwi_cep_hs_work(struct work_struct *work);
 static void kiwi_cep_event_work(struct work_struct *work);
 static void kiwi_cep_close_timeout(struct work_struct *work);
 
@@ -397,9 +452,9 @@ static struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 	cep->cdev = cdev;
 	INIT_LIST_HEAD(&cep->lsocks);
 	INIT_LIST_HEAD(&cep->children);
-	init_waitqueue_head(&cep->children_wq);
 	INIT_LIST_HEAD(&cep->child_entry);
 	INIT_LIST_HEAD(&cep->wild_entry);
+	INIT_DELAYED_WORK(&cep->hs_work, kiwi_cep_hs_work);
 	INIT_WORK(&cep->event_work, kiwi_cep_event_work);
 	INIT_DELAYED_WORK(&cep->close_timer, kiwi_cep_close_timeout);
 	kiwi_obj_inc(KIWI_OBJ_CEP);
@@ -430,7 +485,7 @@ static void kiwi_cep_finish(struct kiwi_cep *cep)
 static void kiwi_cep_start_timer(struct kiwi_cep *cep)
 {
 	kiwi_cep_get(cep);
-	if (!queue_delayed_work(kiwi_cm_wq, &cep->close_timer,
+	if (!queue_delayed_work(kiwi_cm_ev_wq, &cep->close_timer,
 				kiwi_cm_timeout()))
 		kiwi_cep_put(cep);
 }
@@ -440,6 +495,7 @@ static void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort)
 {
 	if (!cep->sock)
 		return;
+	kiwi_cep_hs_detach(cep);
 	if (abort)
 		sock_no_linger(cep->sock->sk);
 	sock_release(cep->sock);
@@ -532,60 +588,192 @@ static int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len)
 	return 0;
 }
 
-/* Exactly len bytes before the deadline: nothing beyond is consumed. */
-static int kiwi_cep_recv(struct kiwi_cep *cep, u8 *buf, size_t len)
+/*
+ * All of a frame at once, without waiting: for the handshake's own frames
+ * (Request, refusing Reply, Terminate), which go out first or right after
+ * the Request, into a send buffer far larger than they are.
+ */
+static int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
+			     size_t len)
 {
-	struct kvec iov;
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT };
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
 	int rv;
 
-	while (len) {
-		struct msghdr msg = { };
-		long left = kiwi_cep_left(cep);
+	rv = kernel_sendmsg(cep->sock, &msg, &iov, 1, len);
+	if (rv < 0)
+		return rv;
+	return rv == len ? 0 : -ENOBUFS;
+}
 
-		if (left <= 0)
-			return -ETIMEDOUT;
-		WRITE_ONCE(cep->sock->sk->sk_rcvtimeo, left);
-		iov.iov_base = buf;
-		iov.iov_len = len;
-		rv = kernel_recvmsg(cep->sock, &msg, &iov, 1, len,
-				    MSG_WAITALL);
-		if (rv == -EAGAIN)
-			continue;
-		if (rv < 0)
-			return rv;
-		if (rv == 0)
-			return -ECONNRESET;
-		buf += rv;
-		len -= rv;
-	}
-	return 0;
+/* ---- the handshake's frame, read by the socket's callbacks ---- */
+
+/* Run the handshake work now.  The caller keeps cep alive meanwhile. */
+static void kiwi_cep_hs_kick(struct kiwi_cep *cep)
+{
+	kiwi_cep_get(cep);
+	if (mod_delayed_work(kiwi_cm_wq, &cep->hs_work, 0))
+		kiwi_cep_put(cep);	/* it was queued, with its own */
 }
 
 /*
- * Read one MPA Request or Reply into cep->parser: the fixed part, then
- * exactly the private data it announces.  Returns 0, an I/O errno (parser
- * err KIWI_OK) or the parser's errno (parser err set).
+ * Run the handshake work at when (its timer), unless it is queued already:
+ * called when the handshake starts and from the work itself, so that can
+ * only be a kick, which is immediate and comes first anyway.
  */
-static int kiwi_cep_recv_frame(struct kiwi_cep *cep, bool reply)
+static void kiwi_cep_hs_arm(struct kiwi_cep *cep, unsigned long when)
 {
-	u32 need = sizeof(struct kiwi_mpa_rr);
-	u32 used;
-	int rv;
+	long delay = (long)(when - jiffies);
+
+	kiwi_cep_get(cep);
+	if (!queue_delayed_work(kiwi_cm_wq, &cep->hs_work,
+				delay > 0 ? delay : 0))
+		kiwi_cep_put(cep);
+}
+
+/* Under the socket lock: feed the parser exactly the frame's bytes. */
+static int kiwi_cep_hs_actor(read_descriptor_t *rd, struct sk_buff *skb,
+			     unsigned int off, size_t len)
+{
+	struct kiwi_cep *cep = rd->arg.data;
+	size_t done = 0;
+	u8 chunk[64];
+	u32 n, used;
+	int rv = 0;
+
+	while (done < len && !rv) {
+		n = min_t(size_t, len - done, sizeof(chunk));
+		if (skb_copy_bits(skb, off + done, chunk, n)) {
+			rv = -EFAULT;
+			break;
+		}
+		rv = kiwi_mpa_parse(&cep->parser, chunk, n, &used);
+		done += used;
+		if (!rv && used != n)
+			rv = -EPROTO;	/* cannot happen: parser contract */
+	}
+	if (rv) {
+		/*
+		 * The frame is complete or broken: leave the rest unread.
+		 * Pairs with the acquire in kiwi_cep_hs_status().
+		 */
+		smp_store_release(&cep->hs_status,
+				  rv > 0 ? KIWI_HS_COMPLETE : rv);
+		rd->count = 0;
+	}
+	return done;
+}
+
+/* hs_status outside the socket lock: once not READING, the parser is final */
+static int kiwi_cep_hs_status(struct kiwi_cep *cep)
+{
+	/* pairs with the release in kiwi_cep_hs_actor() */
+	return smp_load_acquire(&cep->hs_status);
+}
+
+/* Under the socket lock: whatever of the frame the socket holds. */
+static void kiwi_cep_hs_read(struct kiwi_cep *cep, struct sock *sk)
+{
+	read_descriptor_t rd = { .count = 1, .arg.data = cep };
+
+	if (cep->hs_status == KIWI_HS_READING)
+		tcp_read_sock(sk, &rd, kiwi_cep_hs_actor);
+}
+
+/* softirq (or process context with the socket locked): bytes arrived */
+static void kiwi_cep_hs_data_ready(struct sock *sk)
+{
+	struct kiwi_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep && cep->hs_status == KIWI_HS_READING) {
+		kiwi_cep_hs_read(cep, sk);
+		if (cep->hs_status != KIWI_HS_READING)
+			kiwi_cep_hs_kick(cep);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* connected, or the peer closed or reset: the work looks at sk_state */
+static void kiwi_cep_hs_state_change(struct sock *sk)
+{
+	struct kiwi_cep *cep;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cep = sk->sk_user_data;
+	if (cep)
+		kiwi_cep_hs_kick(cep);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/* Under cep->mutex: the handshake's callbacks on the socket. */
+static void kiwi_cep_hs_attach(struct kiwi_cep *cep, bool reply)
+{
+	struct sock *sk = cep->sock->sk;
 
 	kiwi_mpa_parser_init(&cep->parser, reply);
-	for (;;) {
-		rv = kiwi_cep_recv(cep, cep->buf, need);
-		if (rv)
-			return rv;
-		rv = kiwi_mpa_parse(&cep->parser, cep->buf, need, &used);
-		if (rv < 0)
-			return rv;
-		if (rv == 1)
-			return 0;
-		if (used != need || !cep->parser.f.pd_len)
-			return -EPROTO;	/* cannot happen: parser contract */
-		need = cep->parser.f.pd_len;
+	cep->hs_status = KIWI_HS_READING;
+	write_lock_bh(&sk->sk_callback_lock);
+	cep->sk_data_ready = sk->sk_data_ready;
+	cep->sk_state_change = sk->sk_state_change;
+	sk->sk_user_data = cep;
+	sk->sk_data_ready = kiwi_cep_hs_data_ready;
+	sk->sk_state_change = kiwi_cep_hs_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cep->hs_cb = true;
+}
+
+/*
+ * Under cep->mutex (or on the last reference): the callbacks go; when
+ * this returns none runs any more and hs_status and the parser are final.
+ */
+static void kiwi_cep_hs_detach(struct kiwi_cep *cep)
+{
+	struct sock *sk;
+
+	if (!cep->hs_cb)
+		return;
+	sk = cep->sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = cep->sk_data_ready;
+	sk->sk_state_change = cep->sk_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	cep->hs_cb = false;
+}
+
+/*
+ * Under cep->mutex: how the frame stands.  KIWI_HS_COMPLETE, a negative
+ * errno, or KIWI_HS_READING to wait on (the callbacks stay).  Once the
+ * deadline passed, the peer closed, or stop says so, the callbacks go and
+ * what the socket holds is read one last time (a frame may have arrived
+ * before the callbacks were installed, or just now).
+ */
+static int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop)
+{
+	struct sock *sk = cep->sock->sk;
+	int st = kiwi_cep_hs_status(cep);
+
+	if (st == KIWI_HS_READING && !stop && kiwi_cep_left(cep) > 0 &&
+	    READ_ONCE(sk->sk_state) == TCP_ESTABLISHED)
+		return KIWI_HS_READING;
+	kiwi_cep_hs_detach(cep);
+	if (st == KIWI_HS_READING) {
+		lock_sock(sk);
+		kiwi_cep_hs_read(cep, sk);
+		release_sock(sk);
+		st = cep->hs_status;
 	}
+	if (st == KIWI_HS_READING) {
+		if (stop)
+			st = -ECONNABORTED;
+		else if (kiwi_cep_left(cep) <= 0)
+			st = -ETIMEDOUT;
+		else
+			st = -ECONNRESET;	/* EOF or RST mid-frame */
+	}
+	return st;
 }
 
 static void kiwi_cep_addrs(struct kiwi_cep *cep)
@@ -645,7 +833,7 @@ static void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err)
 	kiwi_tx_init(&tx, &tc);
 	n = kiwi_fpdu_build(&tx, &h, NULL, 0, cep->buf, sizeof(cep->buf));
 	if (n > 0)
-		kiwi_cep_send(cep, cep->buf, n);
+		kiwi_cep_send_now(cep, cep->buf, n);
 }
 
 /*
@@ -670,7 +858,7 @@ static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 static void kiwi_cep_kick(struct kiwi_cep *cep)
 {
 	kiwi_cep_get(cep);
-	if (!queue_work(kiwi_cm_wq, &cep->event_work))
+	if (!queue_work(kiwi_cm_ev_wq, &cep->event_work))
 		kiwi_cep_put(cep);
 }
 
@@ -770,22 +958,6 @@ static void kiwi_cep_close_timeout(struct work_struct *work)
 
 /* ---- active side ---- */
 
-static int kiwi_cep_tcp_connect(struct kiwi_cep *cep)
-{
-	long left = kiwi_cep_left(cep);
-	int rv;
-
-	if (left <= 0)
-		return -ETIMEDOUT;
-	/* a blocking connect waits sk_sndtimeo, then says -EINPROGRESS */
-	WRITE_ONCE(cep->sock->sk->sk_sndtimeo, left);
-	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
-			    kiwi_addr_len(&cep->raddr), 0);
-	if (rv == -EINPROGRESS || rv == -EALREADY || rv == -EAGAIN)
-		rv = -ETIMEDOUT;
-	return rv;
-}
-
 static bool kiwi_addr_same(const struct sockaddr_storage *a,
 			   const struct sockaddr_storage *b)
 {
@@ -814,49 +986,109 @@ static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 	return turn;
 }
 
+/* Our Request went (or never will): younger ones to the peer may go. */
 static void kiwi_cep_req_done(struct kiwi_cep *cep)
 {
-	if (READ_ONCE(cep->req_pending)) {
-		WRITE_ONCE(cep->req_pending, false);
-		wake_up_all(&cep->cdev->req_wq);
+	struct kiwi_cm_dev *cdev = cep->cdev;
+	struct kiwi_cep *o;
+
+	if (!READ_ONCE(cep->req_pending))
+		return;
+	WRITE_ONCE(cep->req_pending, false);
+	spin_lock_irq(&cdev->lock);
+	list_for_each_entry(o, &cdev->ceps, dev_entry) {
+		/* not the last put: a queued work holds its own */
+		if (READ_ONCE(o->req_pending) &&
+		    kiwi_addr_same(&o->raddr, &cep->raddr) &&
+		    kref_get_unless_zero(&o->ref)) {
+			/* a new older one to wait for: a new bounded wait */
+			WRITE_ONCE(o->order_wait, false);
+			kiwi_cep_hs_kick(o);
+			kiwi_cep_put(o);
+		}
 	}
+	spin_unlock_irq(&cdev->lock);
 }
 
-static void kiwi_cep_handshake_conn(struct work_struct *work)
+/*
+ * Under cep->mutex: the TCP connect, then the Request once older
+ * connections to the same peer sent theirs.  -EINPROGRESS: wait for
+ * the connect or the turn (a state change or a kick ends the wait).
+ */
+static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 {
-	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
+	int rv, n;
+
+	if (cep->hs_err)
+		return cep->hs_err;
+	/* non-blocking: 0 once connected, the error once it failed */
+	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	if (rv == -EISCONN)
+		rv = 0;
+	if (rv == -EALREADY || rv == -EINPROGRESS || rv == -EAGAIN)
+		return kiwi_cep_left(cep) > 0 ? -EINPROGRESS : -ETIMEDOUT;
+	if (rv)
+		return rv;
+	if (!kiwi_cep_req_turn(cep)) {
+		/* an older one's listener is slow: ours goes after a while */
+		if (!READ_ONCE(cep->order_wait)) {
+			cep->order_end = jiffies + KIWI_ORDER_WAIT;
+			WRITE_ONCE(cep->order_wait, true);
+		}
+		if (time_before(jiffies, cep->order_end) &&
+		    time_before(cep->order_end, cep->deadline)) {
+			kiwi_cep_hs_arm(cep, cep->order_end);
+			return -EINPROGRESS;
+		}
+	}
+	tcp_sock_set_nodelay(cep->sock->sk);
+	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->buf,
+			       sizeof(cep->buf));
+	rv = n < 0 ? n : kiwi_cep_send_now(cep, cep->buf, n);
+	if (!rv)
+		cep->req_sent = true;
+	return rv;
+}
+
+static void kiwi_cep_conn_work(struct kiwi_cep *cep)
+{
 	struct kiwi_mpa_frame *f = &cep->parser.f;
 	struct kiwi_conn_params params = { .initiator = true };
 	const u8 *pd = NULL;
 	u16 pd_len = 0;
 	enum kiwi_err err;
-	long left;
-	int rv, n;
-
-	/* blocking I/O without the mutex: others may only shut sock down */
-	rv = kiwi_cep_tcp_connect(cep);
-	if (!rv) {
-		tcp_sock_set_nodelay(cep->sock->sk);
-		n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len,
-				       cep->buf, sizeof(cep->buf));
-		/*
-		 * Requests to one peer go out in the order the consumer
-		 * connected (a listener serves them in arrival order, see
-		 * kiwi_cep_wait_turn()): wait for older connections to the
-		 * same peer to send theirs or fail, within our own deadline.
-		 */
-		left = kiwi_cep_left(cep);
-		if (left > 0)
-			wait_event_timeout(cep->cdev->req_wq,
-					   kiwi_cep_req_turn(cep) ||
-					   READ_ONCE(cep->dead), left);
-		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
-	}
-	kiwi_cep_req_done(cep);
-	if (!rv)
-		rv = kiwi_cep_recv_frame(cep, true);
+	int rv = 0;
 
 	mutex_lock(&cep->mutex);
+	if (cep->state != KIWI_CEP_CONNECTING)
+		goto out;
+	if (cep->dead)
+		rv = -ECONNABORTED;
+	if (!rv && !cep->req_sent) {
+		rv = kiwi_cep_conn_request(cep);
+		if (rv == -EINPROGRESS) {
+			if (!READ_ONCE(cep->order_wait) ||
+			    !time_before(jiffies, cep->order_end))
+				kiwi_cep_hs_arm(cep, cep->deadline);
+			goto out;
+		}
+	}
+	if (!rv) {
+		rv = kiwi_cep_hs_result(cep, false);
+		if (rv == KIWI_HS_READING) {
+			kiwi_cep_hs_arm(cep, cep->deadline);
+			goto out;
+		}
+		if (rv == KIWI_HS_COMPLETE)
+			rv = 0;
+	}
+	/*
+	 * Only now, with the Reply in (or none to come), may the next
+	 * Request to this peer go: a listener that reads Requests in
+	 * parallel (siw) could otherwise deliver two in either order.
+	 */
+	kiwi_cep_req_done(cep);
 	if (!rv && cep->dead)
 		rv = -ECONNABORTED;
 	if (!rv) {
@@ -893,7 +1125,22 @@ static void kiwi_cep_handshake_conn(struct work_struct *work)
 		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
 				f->ulp_pd, f->ulp_pd_len);
 	}
+out:
 	mutex_unlock(&cep->mutex);
+}
+
+static void kiwi_cep_req_work(struct kiwi_cep *cep);
+
+/* Both sides' handshake steps; the work holds a reference. */
+static void kiwi_cep_hs_work(struct work_struct *work)
+{
+	struct kiwi_cep *cep = container_of(to_delayed_work(work),
+					    struct kiwi_cep, hs_work);
+
+	if (cep->parent)
+		kiwi_cep_req_work(cep);
+	else
+		kiwi_cep_conn_work(cep);
 	kiwi_cep_put(cep);
 }
 
@@ -922,7 +1169,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	qp = kiwi_qp_lookup(kdev, param->qpn);
 	if (!qp)
 		return -EINVAL;
-	if (!kiwi_qp_bind_ok(qp)) {
+	if (!kiwi_qp_bind_ok(qp, id)) {
 		kiwi_qp_put(qp);
 		return -EINVAL;
 	}
@@ -951,23 +1198,29 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto err;
 
-	/*
-	 * The SYN now, without waiting: connections then reach the peer in
-	 * the order the consumer made them (see kiwi_cep_wait_turn()).  The
-	 * handshake's blocking connect waits for this one and reports how
-	 * it ended.
-	 */
-	kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
-		       kiwi_addr_len(&cep->raddr), O_NONBLOCK);
-	WRITE_ONCE(cep->req_pending, true);
-
+	mutex_lock(&cep->mutex);
 	cep->state = KIWI_CEP_CONNECTING;
 	cep->deadline = jiffies + kiwi_cm_timeout();
 	cep->cm_id = id;
 	id->add_ref(id);
-	INIT_WORK(&cep->work, kiwi_cep_handshake_conn);
-	kiwi_cep_get(cep);
-	queue_work(kiwi_cm_wq, &cep->work);
+	WRITE_ONCE(cep->req_pending, true);
+	/* before the SYN: its state change (connected, refused) kicks us */
+	kiwi_cep_hs_attach(cep, true);
+	/*
+	 * The SYN now, without waiting: connections then reach the peer in
+	 * the order the consumer made them (see kiwi_cep_req_work()).  The
+	 * handshake work learns how it ended from a second, equally
+	 * non-blocking connect.
+	 */
+	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS) {
+		cep->hs_err = rv;
+		kiwi_cep_hs_kick(cep);
+	} else {
+		kiwi_cep_hs_arm(cep, cep->deadline);
+	}
+	mutex_unlock(&cep->mutex);
 	return 0;
 
 err:
@@ -983,8 +1236,11 @@ err:
 
 /* ---- passive side ---- */
 
-/* Under both mutexes: answer a Request we refuse, then close. */
-static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply)
+/*
+ * Under both mutexes: answer a Request we refuse, then close (with an RST
+ * if abort: nothing more to say to a peer that said nothing in time).
+ */
+static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 {
 	int n;
 
@@ -992,74 +1248,80 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply)
 		n = kiwi_mpa_rep_build(&cep->res, true, NULL, 0, cep->buf,
 				       sizeof(cep->buf));
 		if (n > 0)
-			kiwi_cep_send(cep, cep->buf, n);
+			kiwi_cep_send_now(cep, cep->buf, n);
 	}
-	kiwi_cep_release_sock(cep, false);
+	kiwi_cep_release_sock(cep, abort);
 	kiwi_cep_finish(cep);
 }
 
+/* Under lcep->mutex: cep's Request is no longer awaited. */
+static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
+{
+	struct kiwi_cep *next;
+
+	list_del_init(&cep->child_entry);
+	atomic_dec(&kiwi_cm_pending);
+	/* the next one in line may have its Request and be waiting for us */
+	next = list_first_entry_or_null(&lcep->children, struct kiwi_cep,
+					child_entry);
+	if (next && kiwi_cep_hs_status(next) == KIWI_HS_COMPLETE)
+		kiwi_cep_hs_kick(next);
+}
+
 /*
+ * A step of a passive handshake: the Request is complete or broken, the
+ * peer closed, the deadline passed, the listener went, or an older
+ * connection left the queue.
+ *
  * Connection requests reach the consumer in the order TCP accepted the
  * connections, as from a single-threaded handshake: applications that
  * open several connections to one listener may pair them up by order
  * (perftest -q N does; its credit scheme deadlocks otherwise).  The
  * Requests are read in parallel, so that one slow peer cannot stall the
- * rest: a Request read waits for the older ones still being read, for
- * KIWI_ORDER_WAIT at most.
+ * rest: a complete Request waits for the older ones still being read
+ * (lcep->children is in accept order), for KIWI_ORDER_WAIT at most.
  */
-static void kiwi_cep_wait_turn(struct kiwi_cep *cep, struct kiwi_cep *lcep)
+static void kiwi_cep_req_work(struct kiwi_cep *cep)
 {
-	unsigned long end = jiffies + KIWI_ORDER_WAIT;
-	unsigned int gen;
-	bool first;
-
-	for (;;) {
-		mutex_lock(&lcep->mutex);
-		first = list_first_entry_or_null(&lcep->children,
-						 struct kiwi_cep,
-						 child_entry) == cep ||
-			lcep->state != KIWI_CEP_LISTEN;
-		gen = lcep->children_gen;
-		mutex_unlock(&lcep->mutex);
-		if (first || READ_ONCE(cep->dead) || !time_before(jiffies, end))
-			return;
-		wait_event_timeout(lcep->children_wq,
-				   READ_ONCE(lcep->children_gen) != gen,
-				   end - jiffies);
-	}
-}
-
-/* Under lcep->mutex: cep's Request is no longer being read. */
-static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
-{
-	list_del_init(&cep->child_entry);
-	WRITE_ONCE(lcep->children_gen, lcep->children_gen + 1);
-	wake_up_all(&lcep->children_wq);
-}
-
-static void kiwi_cep_handshake_req(struct work_struct *work)
-{
-	struct kiwi_cep *cep = container_of(work, struct kiwi_cep, work);
 	struct kiwi_cep *lcep = cep->parent;
 	struct kiwi_mpa_frame *f = &cep->parser.f;
 	enum kiwi_err err;
+	bool gone;
 	u8 rtr;
-	int rv;
-
-	rv = kiwi_cep_recv_frame(cep, false);
-	if (!rv)
-		kiwi_cep_wait_turn(cep, lcep);
+	int st;
 
 	mutex_lock(&lcep->mutex);
 	mutex_lock(&cep->mutex);
+	if (cep->state != KIWI_CEP_AWAIT_REQ)
+		goto out;
+	gone = lcep->state != KIWI_CEP_LISTEN || cep->dead;
+	if (!gone && kiwi_cep_hs_status(cep) == KIWI_HS_COMPLETE &&
+	    list_first_entry(&lcep->children, struct kiwi_cep,
+			     child_entry) != cep) {
+		if (!cep->order_wait) {
+			cep->order_wait = true;
+			cep->order_end = jiffies + KIWI_ORDER_WAIT;
+		}
+		if (time_before(jiffies, cep->order_end)) {
+			kiwi_cep_hs_arm(cep, cep->order_end);
+			goto out;
+		}
+	}
+	st = kiwi_cep_hs_result(cep, gone);
+	if (st == KIWI_HS_READING) {
+		kiwi_cep_hs_arm(cep, cep->deadline);
+		goto out;
+	}
 	kiwi_cep_child_done(cep, lcep);
-	if (lcep->state != KIWI_CEP_LISTEN || cep->dead || rv) {
+	if (gone || st < 0) {
 		/*
-		 * Listener or device gone, timeout, I/O error, or no valid
-		 * Request (bad key, private data too long): RFC 5044 has no
-		 * Reply for those, just the close.
+		 * Listener or device gone, timeout, EOF, or no valid Request
+		 * (bad key, private data too long): RFC 5044 has no Reply
+		 * for those, just the close.
 		 */
-		kiwi_cep_refuse(cep, false);
+		if (st == -ETIMEDOUT)
+			atomic64_inc(&kiwi_cm_req_timeouts);
+		kiwi_cep_refuse(cep, false, st == -ETIMEDOUT);
 		goto out;
 	}
 	/* our preferred RTR type if offered, else any the initiator offers */
@@ -1069,24 +1331,68 @@ static void kiwi_cep_handshake_req(struct work_struct *work)
 	err = kiwi_mpa_accept(&cep->cfg, f, &cep->res);
 	if (err != KIWI_OK) {
 		/* revision, CRC required, no RTR in common: Reply with R */
-		kiwi_cep_refuse(cep, true);
+		kiwi_cep_refuse(cep, true, false);
 		goto out;
 	}
 	cep->state = KIWI_CEP_REQ_RCVD;
 	kiwi_cep_addrs(cep);
-	rv = kiwi_cep_upcall(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+	st = kiwi_cep_upcall(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
 			     f->ulp_pd, f->ulp_pd_len);
-	if (rv)		/* more pending requests than the backlog */
-		kiwi_cep_refuse(cep, false);
+	if (st)		/* more pending requests than the backlog */
+		kiwi_cep_refuse(cep, false, false);
 	else
 		kiwi_cep_start_timer(cep);
 out:
 	mutex_unlock(&cep->mutex);
 	mutex_unlock(&lcep->mutex);
-	kiwi_cep_put(cep);
 }
 
-/* A new connection on a listening socket: read its Request in a work. */
+/* the same remote host (any port) */
+static bool kiwi_addr_same_host(const struct sockaddr_storage *a,
+				const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+			((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(
+			&((const struct sockaddr_in6 *)a)->sin6_addr,
+			&((const struct sockaddr_in6 *)b)->sin6_addr);
+	return true;
+}
+
+/*
+ * Under lcep->mutex: room for one more connection awaiting its Request,
+ * on the listener and for its remote address?
+ */
+static bool kiwi_cep_admit(struct kiwi_cep *lcep, struct kiwi_cep *cep)
+{
+	unsigned int max_l = READ_ONCE(kiwi_pending_listener);
+	unsigned int max_s = READ_ONCE(kiwi_pending_source);
+	unsigned int n = 0, same = 0;
+	struct kiwi_cep *c;
+
+	list_for_each_entry(c, &lcep->children, child_entry) {
+		n++;
+		if (max_s && kiwi_addr_same_host(&c->raddr, &cep->raddr) &&
+		    ++same >= max_s) {
+			atomic64_inc(&kiwi_cm_cap_source);
+			return false;
+		}
+		if (max_l && n >= max_l) {
+			atomic64_inc(&kiwi_cm_cap_listener);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * A new connection on a listening socket: its Request is read by the
+ * socket's callbacks, its timeout is the handshake work's delay.
+ */
 static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 {
 	struct sock *sk = ns->sk;
@@ -1108,14 +1414,15 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	kiwi_cep_get(cep);	/* ours, until the end of this function */
 	cep->sock = ns;
 	kiwi_cep_cfg(cep, KIWI_MAX_IRD, KIWI_MAX_ORD);
+	kiwi_cep_addrs(cep);
 	cep->deadline = jiffies + kiwi_cm_timeout();
 	kiwi_cep_get(lcep);
 	cep->parent = lcep;
-	INIT_WORK(&cep->work, kiwi_cep_handshake_req);
 
 	mutex_lock(&lcep->mutex);
 	mutex_lock(&cep->mutex);
-	if (lcep->state != KIWI_CEP_LISTEN) {
+	if (lcep->state != KIWI_CEP_LISTEN || !kiwi_cep_admit(lcep, cep)) {
+		/* at once, and with an RST: it costs us nothing more */
 		kiwi_cep_release_sock(cep, true);
 		kiwi_cep_finish(cep);
 		mutex_unlock(&cep->mutex);
@@ -1125,10 +1432,23 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	}
 	cep->state = KIWI_CEP_AWAIT_REQ;
 	list_add_tail(&cep->child_entry, &lcep->children);
-	kiwi_cep_get(cep);	/* the work's */
-	queue_work(kiwi_cm_wq, &cep->work);
-	mutex_unlock(&cep->mutex);
+	atomic_inc(&kiwi_cm_pending);
 	mutex_unlock(&lcep->mutex);
+
+	kiwi_cep_hs_attach(cep, false);
+	/*
+	 * What arrived before the callbacks were ours (often the whole
+	 * Request) is read now; a close before then is seen in sk_state.
+	 */
+	lock_sock(sk);
+	kiwi_cep_hs_read(cep, sk);
+	release_sock(sk);
+	if (kiwi_cep_hs_status(cep) != KIWI_HS_READING ||
+	    READ_ONCE(sk->sk_state) != TCP_ESTABLISHED)
+		kiwi_cep_hs_kick(cep);
+	else
+		kiwi_cep_hs_arm(cep, cep->deadline);
+	mutex_unlock(&cep->mutex);
 	kiwi_cep_put(cep);
 }
 
@@ -1393,16 +1713,13 @@ static void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks)
 		spin_unlock_irq(&kiwi_wild_lock);
 	}
 	list_splice_init(&lcep->lsocks, socks);
-	/* wake the children's handshakes: they see the listener is gone */
+	/* the children's handshakes end now: they see the listener is gone */
 	list_for_each_entry(child, &lcep->children, child_entry) {
 		mutex_lock(&child->mutex);
 		child->dead = true;
-		if (child->sock)
-			kernel_sock_shutdown(child->sock, SHUT_RDWR);
+		kiwi_cep_hs_kick(child);
 		mutex_unlock(&child->mutex);
 	}
-	WRITE_ONCE(lcep->children_gen, lcep->children_gen + 1);
-	wake_up_all(&lcep->children_wq);
 	kiwi_cep_finish(lcep);
 }
 
@@ -1516,7 +1833,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
 	if (!qp)
 		goto fail;
-	if (!kiwi_qp_bind_ok(qp))
+	if (!kiwi_qp_bind_ok(qp, id))
 		goto fail;
 	/* limits the consumer set on the QP, if any */
 	if ((qp->ird && param->ird > qp->ird) ||
@@ -1602,11 +1919,8 @@ static void kiwi_cep_reap(struct kiwi_cep *cep)
 	switch (cep->state) {
 	case KIWI_CEP_CONNECTING:
 	case KIWI_CEP_AWAIT_REQ:
-		/* the handshake work wakes up and finishes it */
-		if (cep->sock)
-			kernel_sock_shutdown(cep->sock, SHUT_RDWR);
-		/* also from waiting for its turn to send the Request */
-		wake_up_all(&cep->cdev->req_wq);
+		/* the handshake work finishes it now */
+		kiwi_cep_hs_kick(cep);
 		break;
 	case KIWI_CEP_REQ_RCVD:
 		/* iw_cm dropped the request with its listener: ours now */
@@ -1675,24 +1989,54 @@ void kiwi_cm_dev_del(struct kiwi_dev *kdev)
 	kfree(cdev);
 }
 
+static int kiwi_cm_stats_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "pending_requests %d\n", atomic_read(&kiwi_cm_pending));
+	seq_printf(m, "reset_listener_cap %lld\n",
+		   (long long)atomic64_read(&kiwi_cm_cap_listener));
+	seq_printf(m, "reset_source_cap %lld\n",
+		   (long long)atomic64_read(&kiwi_cm_cap_source));
+	seq_printf(m, "request_timeouts %lld\n",
+		   (long long)atomic64_read(&kiwi_cm_req_timeouts));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kiwi_cm_stats);
+
 int kiwi_cm_init(void)
 {
+	struct dentry *dir;
 	int rv;
 
-	/* unbound: handshakes block for up to connect_timeout_ms each */
+	/* unbound: accept loops and handshake steps of many listeners */
 	kiwi_cm_wq = alloc_workqueue("kiwi_cm", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				     0);
 	if (!kiwi_cm_wq)
 		return -ENOMEM;
+	/* its own, so that closing connections never waits for handshakes */
+	kiwi_cm_ev_wq = alloc_workqueue("kiwi_cm_ev",
+					WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!kiwi_cm_ev_wq) {
+		rv = -ENOMEM;
+		goto err_wq;
+	}
 	rv = register_inetaddr_notifier(&kiwi_inetaddr_nb);
 	if (rv)
-		goto err_wq;
+		goto err_ev_wq;
 	rv = register_inet6addr_notifier(&kiwi_inet6addr_nb);
 	if (rv)
 		goto err_inet;
+	/* main.c made the directory; it removes it with what is inside */
+	dir = debugfs_lookup("kiwi", NULL);
+	if (!IS_ERR_OR_NULL(dir)) {
+		debugfs_create_file("cm", 0444, dir, NULL,
+				    &kiwi_cm_stats_fops);
+		dput(dir);
+	}
 	return 0;
 err_inet:
 	unregister_inetaddr_notifier(&kiwi_inetaddr_nb);
+err_ev_wq:
+	destroy_workqueue(kiwi_cm_ev_wq);
 err_wq:
 	destroy_workqueue(kiwi_cm_wq);
 	return rv;
@@ -1703,4 +2047,5 @@ void kiwi_cm_exit(void)
 	unregister_inet6addr_notifier(&kiwi_inet6addr_nb);
 	unregister_inetaddr_notifier(&kiwi_inetaddr_nb);
 	destroy_workqueue(kiwi_cm_wq);
+	destroy_workqueue(kiwi_cm_ev_wq);
 }

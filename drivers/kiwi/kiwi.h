@@ -495,7 +495,8 @@ void kiwi_qp_add_ref(struct ib_qp *ibqp);
 void kiwi_qp_rem_ref(struct ib_qp *ibqp);
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn);
 struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn);
-bool kiwi_qp_bind_ok(const struct kiwi_qp *qp);
+struct iw_cm_id;
+bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id);
 void kiwi_qp_get(struct kiwi_qp *qp);
 void kiwi_qp_put(struct kiwi_qp *qp);
 int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,

@@ -14,6 +14,8 @@
 #include <linux/string.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/iw_cm.h>
+#include <rdma/rdma_cm.h>
 #include <rdma/restrack.h>
 
 #include "kiwi.h"
@@ -87,15 +89,26 @@ struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 }
 
 /*
- * May the caller bind qp to a connection?  The QP number given to
- * rdma_connect() and rdma_accept() comes from user space unchecked
- * (librdmacm passes any number when the rdma_cm_id has no QP of its own),
- * and iw_cm calls connect and accept in the caller's context: a user QP
- * is bound only by the process that created it.
+ * May the caller of connect or accept on id bind qp to it?  The QP number
+ * given to rdma_connect() and rdma_accept() comes from user space
+ * unchecked (librdmacm passes any number when the rdma_cm_id has no QP of
+ * its own), and iw_cm calls connect and accept in the caller's context: a
+ * user QP is bound only by the process that created it.
+ *
+ * A kernel QP is bound only through the rdma_cm id it was created on
+ * (rdma_create_qp(), which every kernel ULP uses): a user's id has no QP
+ * in the kernel, so a user naming a kernel QP's number is refused.  That
+ * id is reached through the iw_cm id's context: rdma_cm is iw_cm's only
+ * user and passes its rdma_id_private, whose first member is the
+ * rdma_cm_id (drivers/infiniband/core/cma_priv.h, 6.1 through 6.12).
  */
-bool kiwi_qp_bind_ok(const struct kiwi_qp *qp)
+bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
 {
-	return !qp->owner || qp->owner == task_tgid(current);
+	const struct rdma_cm_id *cm_id = id->context;
+
+	if (qp->owner)
+		return qp->owner == task_tgid(current);
+	return cm_id && cm_id->qp == &qp->ibqp;
 }
 
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,

@@ -226,11 +226,18 @@ sock_of() {
 # at least the 320 KiB.
 perf() {
 	local sns=$1 cns=$2 addr=$3 path=$4 tool=${5:-ib_write_bw} b0 d rc
+	local gate=/tmp/coexist-perf-gate lib=$KIWI_ROOT/tests/verbs/build/libconnect-gate.so
 	b0=$(veth_bytes)
-	srv_start "$sns" perf $tool -R -p $PORT -n 5 -s 65536 -F
+	rm -f $gate
+	# the gate: perftest -R's client must not connect its data QPs
+	# before the server's second rdma_listen() (see 35-datapath.sh)
+	srv_start "$sns" perf env LD_PRELOAD="$lib" KIWI_LISTEN_GATE=$gate \
+		KIWI_LISTEN_GATE_SKIP=1 stdbuf -oL $tool -R -p $PORT -n 5 -s 65536 -F
 	listens "$sns" "$(sock_of "$addr")" || { srv_stop; return 1; }
-	cli "$cns" perf $tool -R -p $PORT -n 5 -s 65536 -F "$addr"
+	cli "$cns" perf env LD_PRELOAD="$lib" KIWI_CONNECT_GATE=$gate \
+		KIWI_CONNECT_GATE_SKIP=1 $tool -R -p $PORT -n 5 -s 65536 -F "$addr"
 	rc=$?
+	rm -f $gate
 	[ $rc -eq 0 ] || srv_stop
 	[ $rc -ne 0 ] || srv_wait || { echo "server failed:"; tail -n 5 $LOG/perf.srv; return 1; }
 	[ $rc -eq 0 ] || return 1

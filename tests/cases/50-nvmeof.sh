@@ -218,6 +218,54 @@ reconnect_and_unload() {
 [ "$full" = 1 ] && reconnect_and_unload siw
 reconnect_and_unload kiwi
 
+# A user process naming a kernel QP's number in rdma_connect() (librdmacm
+# passes conn_param.qp_num when its id has no QP of its own): nvme-rdma's
+# QP for a target that never answers the MPA Request waits in INIT for
+# connect_timeout_ms; the process's connect must be refused with EINVAL
+# (semantics' "steal" child), not take that QP over.
+steal_kernel_qp() {
+	local lpid cpid qpn rc=0 bin=$KIWI_ROOT/tests/verbs/build/semantics
+	nvmf_link_add $NVMF_HOST_DEV kiwi veth0 off || return 1
+	nvmf_link_add $NVMF_TGT_DEV kiwi veth1 off || return 1
+	local cto
+	cto=$(cat /sys/module/kiwi/parameters/connect_timeout_ms)
+	echo 30000 > /sys/module/kiwi/parameters/connect_timeout_ms
+	# a TCP listener that accepts and never answers
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 4430)); s.listen(8); c = [s.accept()]; time.sleep(120)' \
+		$NVMF_TGT_IP > /dev/null 2>&1 &
+	lpid=$!
+	wait_for 10 tcp_listening "" 4430 || { kill $lpid; return 1; }
+	modprobe -a nvme-rdma nvme-fabrics
+	nvme connect -t rdma -a $NVMF_TGT_IP -s 4430 -n nqn.2026-12.kiwi:steal \
+		> /dev/null 2>&1 &
+	cpid=$!
+	wait_for 20 sh -c "rdma -j res show qp link $NVMF_HOST_DEV/1 | grep -q nvme_rdma"
+	qpn=$(rdma -j res show qp link $NVMF_HOST_DEV/1 | python3 -c '
+import json, sys
+for q in json.load(sys.stdin):
+    if "nvme" in q.get("comm", ""):
+        print(q["lqpn"]); break')
+	echo "nvme-rdma's QP: ${qpn:-none}"
+	if [ -n "$qpn" ]; then
+		kiwi_provider_env
+		"$bin" --child "steal:$qpn" -c $NVMF_HOST_IP -s $NVMF_TGT_IP \
+			-p 4431 || rc=1
+	else
+		rc=1
+	fi
+	kill $lpid
+	wait $lpid 2> /dev/null
+	wait $cpid
+	echo "$cto" > /sys/module/kiwi/parameters/connect_timeout_ms
+	nvmf_links_del
+	return $rc
+}
+tap_check "a user's rdma_connect() naming nvme-rdma's kernel QP fails with EINVAL" \
+	steal_kernel_qp
+tap_check "object counts zero after the refused takeover" nvmf_wait 10 kiwi_counts_zero
+
 nvmf_sniff_stop
 nvmf_net_teardown
 rmmod nvme-rdma nvmet-rdma 2>/dev/null

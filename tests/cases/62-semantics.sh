@@ -15,7 +15,9 @@
 # responder (kiwi is the requester, siw sends the Terminates).  Then the
 # process scribbles on its own mapped rings (seeded; 20 s, and four more
 # seeds for 2 minutes each with KIWI_FULL=1) while rping -V runs between
-# the same devices in other processes, which must not notice.
+# the same devices in other processes, which must not notice.  Then
+# random verbs call sequences from several processes (verbs-fuzz, 15 s;
+# four more seeds for 2 minutes each with KIWI_FULL=1).
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwisem
@@ -125,6 +127,28 @@ ringfuzz 1 20
 if [ -n "${KIWI_FULL:-}" ]; then
 	for seed in 2 3 4 5; do
 		ringfuzz "$seed" 120
+	done
+fi
+
+# vfuzz SEED SECS: random sequences of verbs calls on kiwisem0 through
+# ib_uverbs (tests/verbs/build/verbs-fuzz), from 3 processes that run to
+# the end and 3 killed halfway; every call returns success or a verb's
+# errno, no process crashes, the object counts return to zero.
+vfuzz() {
+	local seed=$1 secs=$2 rc
+	timeout $((secs + 180)) "$KIWI_ROOT/tests/verbs/build/verbs-fuzz" \
+		-d kiwisem0 -S "$seed" -D "$secs" -P 3 > "$tmp/vf" 2>&1
+	rc=$?
+	if tap_relay "verbs-fuzz seed $seed: " "$tmp/vf" && [ "$rc" -eq 0 ]; then
+		tap_ok "verbs-fuzz seed $seed: exits 0 with a plan"
+	else
+		tap_fail "verbs-fuzz seed $seed: exits 0 with a plan (status $rc)"
+	fi
+}
+vfuzz 1 15
+if [ -n "${KIWI_FULL:-}" ]; then
+	for seed in 2 3 4 5; do
+		vfuzz "$seed" 120
 	done
 fi
 

@@ -141,13 +141,15 @@ apps_pair() {
 	: > "$co"
 	# shellcheck disable=SC2086
 	# stdbuf: what a killed program printed is not lost in its buffer
-	apps_ns timeout -k 5 $((APPS_TIMEOUT + 30)) stdbuf -oL $srv > "$so" 2>&1 &
+	apps_ns ${APPS_SRV_ENV:+env $APPS_SRV_ENV} \
+		timeout -k 5 $((APPS_TIMEOUT + 30)) stdbuf -oL $srv > "$so" 2>&1 &
 	spid=$!
 	if ! apps_wait_listen $APPS_PORT $spid; then
 		why="the server does not listen on port $APPS_PORT;"
 	else
 		# shellcheck disable=SC2086
-		timeout -k 5 $APPS_TIMEOUT stdbuf -oL $cli > "$co" 2>&1
+		${APPS_CLI_ENV:+env $APPS_CLI_ENV} \
+			timeout -k 5 $APPS_TIMEOUT stdbuf -oL $cli > "$co" 2>&1
 		src=$?
 		[ $src -eq 0 ] || why="$why client exit status $src;"
 	fi
@@ -183,15 +185,23 @@ APPS_PERF_ALL=23
 # apps_perf TOOL ITERS [OPTIONS...]: perftest TOOL over rdma_cm (-R) on
 # our two devices; both sides exit 0 and the client prints one result
 # line per size (all of them with -a, else the one -s gives, 65536 by
-# default).
+# default).  The client's data connections wait for the server's second
+# rdma_listen() (libconnect-gate.so: perftest -R races itself there, see
+# 35-datapath.sh).
 apps_perf() {
-	local tool=$1 n=$2 name p=$APPS_PORT rows want=1
+	local tool=$1 n=$2 name p=$APPS_PORT rows want=1 rc=0
+	local gate=/tmp/apps-perf-gate lib=$KIWI_ROOT/tests/verbs/build/libconnect-gate.so
 	shift 2
 	name=$tool$(echo "$*" | tr -d ' -')
-	apps_pair "$name" \
+	[ -f "$lib" ] || { echo "no $lib (make -C tests/verbs)"; return 1; }
+	rm -f $gate
+	APPS_SRV_ENV="LD_PRELOAD=$lib KIWI_LISTEN_GATE=$gate KIWI_LISTEN_GATE_SKIP=1" \
+	APPS_CLI_ENV="LD_PRELOAD=$lib KIWI_CONNECT_GATE=$gate KIWI_CONNECT_GATE_SKIP=1" \
+		apps_pair "$name" \
 		"$tool -R -d $APPS_SRV_DEV -p $p -n $n -F $*" \
-		"$tool -R -d $APPS_CLI_DEV -p $p -n $n -F $* $APPS_SRV_IP" ||
-		return 1
+		"$tool -R -d $APPS_CLI_DEV -p $p -n $n -F $* $APPS_SRV_IP" || rc=1
+	rm -f $gate
+	[ $rc -eq 0 ] || return 1
 	case " $* " in *" -a "*) want=$APPS_PERF_ALL ;; esac
 	# result rows: "bytes iterations numbers...", after the header; a
 	# latency test prints "inf" for a size when its get_cpu_mhz() sampling
