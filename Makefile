@@ -90,7 +90,7 @@ test-full:
 # Every case on 6.12 (the default run's 6.12 pass takes a subset), without
 # the 6.1 VM pass.
 test-6.12-full:
-	KIWI_612_CASES=all KIWI_SKIP_61_VM=1 ./tests/run-tests.sh
+	KIWI_612_CASES=all KIWI_SUITE_KERNELS=6.12 ./tests/run-tests.sh
 
 # What both guests of the two-host bench load, built for each kernel.
 two-host-deps: module provider
