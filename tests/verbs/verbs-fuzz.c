@@ -72,7 +72,8 @@ static uint32_t edgy(uint32_t max)
 
 struct fz {
 	char *pool;
-	unsigned long calls, odd;
+	unsigned long calls, odd, slow;
+	double t;
 	int id;
 	/* what fz_open() clears: */
 	struct ibv_context *ctx;
@@ -101,10 +102,28 @@ static bool errno_ok(int e)
 	}
 }
 
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Called right after each verb; f->t is when the previous one returned. */
 static void check(struct fz *f, int rv, const char *what)
 {
 	int e = rv < 0 ? errno : rv;
+	double t = now();
 
+	/* a verb that blocks for long is a finding too (reported, counted) */
+	if (t - f->t > 2.0) {
+		f->slow++;
+		if (f->slow <= 10)
+			printf("# proc %d: %s took %.1f s\n", f->id, what,
+			       t - f->t);
+	}
+	f->t = t;
 	f->calls++;
 	if (!errno_ok(e)) {
 		f->odd++;
@@ -521,6 +540,7 @@ static int worker(int id)
 	if (fz_open(&f))
 		return 3;
 	opens++;
+	f.t = now();
 	while (time(NULL) < end) {
 		int k;
 
@@ -552,8 +572,8 @@ static int worker(int id)
 		}
 	}
 	fz_close(&f, below(2));
-	printf("# proc %d: %lu calls, %lu opens, %lu unexpected\n", id,
-	       f.calls, opens, f.odd);
+	printf("# proc %d: %lu calls, %lu opens, %lu unexpected, %lu slow\n",
+	       id, f.calls, opens, f.odd, f.slow);
 	fflush(stdout);
 	return f.odd ? 1 : 0;
 }
