@@ -282,6 +282,9 @@ struct kiwi_txs {
 	u8 fbuf[KIWI_TX_FBUF];
 };
 
+/* the remote rights a QP's access flags may grant (qp.c, rx.c) */
+#define KIWI_QP_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
+
 struct kiwi_qp {
 	struct ib_qp ibqp;
 	struct kiwi_dev *kdev;
@@ -296,7 +299,7 @@ struct kiwi_qp {
 	/* state and the queues' indices; posts run in atomic context */
 	spinlock_t lock;
 	enum ib_qp_state state;
-	int access;			/* IB_QP_ACCESS_FLAGS */
+	int access;			/* IB_QP_ACCESS_FLAGS in force (rx) */
 	u8 ord;
 	u8 ird;
 	bool user;

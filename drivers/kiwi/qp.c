@@ -147,6 +147,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	spin_lock_init(&qp->lock);
 	/* Idle: receives and sends may be posted before the connection */
 	qp->state = IB_QPS_INIT;
+	qp->access = KIWI_QP_REMOTE;
 	qp->user = !!udata;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->scq = to_kcq(attr->send_cq);
@@ -305,13 +306,31 @@ static void kiwi_qp_reset(struct kiwi_qp *qp)
 	}
 	qp->rq_prod = 0;
 	qp->rq_cons = 0;
+	WRITE_ONCE(qp->access, KIWI_QP_REMOTE);
 }
 
 #define KIWI_QP_ATTRS	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | \
 			 IB_QP_PKEY_INDEX | IB_QP_PORT | \
 			 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)
-#define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ)
+#define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | KIWI_QP_REMOTE)
+
+/*
+ * The access flags a QP's Writes and Reads from the peer are checked
+ * against.  A QP starts with both remote rights, and flags without any
+ * remote right given in INIT leave them: that is what rdma_cm gives every
+ * iWARP client QP before its connection exists (rdma_init_qp_attr()
+ * without an iw_cm id; librdmacm's rdma_create_qp()), whatever the
+ * application wants, and the applications rely on the rights the iw_cm
+ * would have given (rping's server Writes to its client).  Any other
+ * setting, in INIT with a remote right or in RTR and RTS, is enforced.
+ */
+static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
+			      int flags)
+{
+	if (new == IB_QPS_INIT && !(flags & KIWI_QP_REMOTE))
+		flags |= qp->access & KIWI_QP_REMOTE;
+	return flags;
+}
 
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
@@ -393,7 +412,8 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 
 	if (mask & IB_QP_ACCESS_FLAGS)
-		qp->access = attr->qp_access_flags;
+		WRITE_ONCE(qp->access,
+			   kiwi_qp_access_new(qp, new, attr->qp_access_flags));
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

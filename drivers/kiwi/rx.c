@@ -237,6 +237,9 @@ static enum kiwi_err kiwi_rx_rreq(struct kiwi_qp *qp,
 	if (full)
 		return KIWI_ERR_RDMAP_STREAM;
 	if (h->read_size) {
+		/* the QP's rights first: its access flags may deny Reads */
+		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_READ))
+			return KIWI_ERR_RDMAP_ACCESS;
 		mr = kiwi_mr_get(qp->kdev, h->src_stag);
 		if (!mr)
 			return KIWI_ERR_RDMAP_STAG;
@@ -281,6 +284,9 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 
 	switch (h->opcode) {
 	case KIWI_RDMAP_WRITE:
+		/* refused as by an MR without the right: access violation */
+		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE))
+			return KIWI_ERR_RDMAP_ACCESS;
 		mr = kiwi_mr_get(qp->kdev, h->stag);
 		if (!mr)
 			return KIWI_ERR_DDP_T_STAG;

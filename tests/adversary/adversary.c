@@ -197,9 +197,23 @@ enum phase { PH_MPA, PH_FPDU };
  * OUT_HOLD: valid FPDUs that leave kiwi holding the victim's MRs; the
  * connection is then held open, unread, until we are told to let go.
  */
-enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK, OUT_SILENT, OUT_HOLD };
+/*
+ * OUT_REQ: kiwi is the requester: the victim posts Sends and Reads once
+ * connected, we take them in, then answer with the scenario's bytes (err:
+ * the Terminate kiwi must send back, KIWI_OK for none).
+ */
+enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK, OUT_SILENT, OUT_HOLD,
+	       OUT_REQ };
+
+/* OUT_REQ: how we end the stream after the scenario's bytes */
+enum cut { CUT_NONE, CUT_RST, CUT_FIN };
 
 struct run;
+
+/* OUT_REQ: what the victim posts (private data "sends=N reads=N") */
+#define REQ_SENDS	2
+#define REQ_READS	2
+#define REQ_READ_MAX	4096	/* the victim's Read size */
 
 struct scen {
 	const char *name;
@@ -214,6 +228,8 @@ struct scen {
 	bool kiwi_markers;	/* only when kiwi asks for Markers */
 	bool no_markers;	/* not when we send Markers */
 	u32 nfpdu;		/* OUT_OK, OUT_HOLD: whole FPDUs after the RTR */
+	enum cut cut;		/* OUT_REQ */
+	bool before_rtr;	/* OUT_REQ: instead of the RTR */
 	void (*mpa)(struct run *r, struct buf *b);
 	int (*fpdu)(struct run *r, struct buf *b);
 };
@@ -234,6 +250,10 @@ struct run {
 	u64 src_off;			/* offset of the reads in the RO MR */
 	bool rresp_ok;			/* Read Responses may precede the end */
 	u32 split;			/* send this much, pause, then the rest */
+	/* OUT_REQ: what kiwi sent as the requester */
+	u32 nsend;
+	u32 nrreq;
+	struct kiwi_hdr rreq[REQ_READS];
 	char pd[600];
 	u32 pd_len;
 };
@@ -730,10 +750,216 @@ static int sc_dereg_held(struct run *r, struct buf *b)
 	return 0;
 }
 
+/*
+ * ---- kiwi as the requester (OUT_REQ) ----
+ *
+ * The victim has posted REQ_SENDS Sends and REQ_READS Reads; we have taken
+ * in the Sends and the Read Requests (r->rreq).  Terminates from us, well
+ * and badly formed, and Read Responses that break off or break the rules:
+ * the victim's WRs must all complete, no Read successfully.
+ */
+
+/* one FPDU around a ULPDU given byte by byte (no Markers) */
+static void put_raw(struct run *r, struct buf *b, const u8 *ulpdu, u32 len)
+{
+	u32 start = b->len, pad = (4 - ((KIWI_MPA_LEN_SIZE + len) & 3)) & 3;
+	u8 l[2] = { len >> 8, len & 0xff }, z[4] = { 0 }, c[4];
+	u32 crc;
+
+	buf_put(b, l, 2);
+	buf_put(b, ulpdu, len);
+	buf_put(b, z, pad);
+	crc = r->res.crc ? ~crc32c(~0U, b->p + start, b->len - start) : 0;
+	c[0] = crc & 0xff;
+	c[1] = (crc >> 8) & 0xff;
+	c[2] = (crc >> 16) & 0xff;
+	c[3] = crc >> 24;
+	buf_put(b, c, 4);
+}
+
+static void be32_at(u8 *p, u32 x)
+{
+	p[0] = x >> 24;
+	p[1] = x >> 16;
+	p[2] = x >> 8;
+	p[3] = x;
+}
+
+/* a Terminate's ULPDU by hand: header, control word, body; its length */
+static u32 term_raw(u8 *p, bool last, u32 msn, u32 word, const u8 *body,
+		    u32 blen)
+{
+	memset(p, 0, KIWI_HDR_TERM);
+	p[0] = (last ? 0x40 : 0) | 0x01;	/* L, DDP version 1 */
+	p[1] = 0x40 | KIWI_RDMAP_TERMINATE;	/* RDMAP version 1 */
+	be32_at(p + 6, KIWI_QN_TERM);
+	be32_at(p + 10, msn);
+	be32_at(p + 18, word);
+	memcpy(p + KIWI_HDR_TERM, body, blen);
+	return KIWI_HDR_TERM + blen;
+}
+
+static u32 term_word(u8 layer, u8 etype, u8 ecode, u32 flags)
+{
+	return (u32)layer << KIWI_TERM_LAYER_SHIFT |
+	       (u32)etype << KIWI_TERM_ETYPE_SHIFT |
+	       (u32)ecode << KIWI_TERM_ECODE_SHIFT | flags;
+}
+
+/* a valid Terminate of ours: Remote Operation Error, stream */
+static int rq_term(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	kiwi_term_build(&h, KIWI_ERR_RDMAP_STREAM, NULL, 0, 1);
+	put_fpdu(r, b, &h, NULL, 0, false);
+	return 0;
+}
+
+/* access violation: kiwi blames its oldest outstanding WR */
+static int rq_term_access(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	kiwi_term_build(&h, KIWI_ERR_RDMAP_ACCESS, NULL, 0, 1);
+	put_fpdu(r, b, &h, NULL, 0, false);
+	return 0;
+}
+
+/* undefined layer, type and code; M, D and R set, nothing copied */
+static int rq_term_bad_code(struct run *r, struct buf *b)
+{
+	u8 u[KIWI_TERM_ULPDU_MAX];
+	u32 n = term_raw(u, true, 1, term_word(0xf, 0xf, 0xff, KIWI_TERM_M |
+					       KIWI_TERM_D | KIWI_TERM_R),
+			 NULL, 0);
+
+	put_raw(r, b, u, n);
+	return 0;
+}
+
+/* M, D and R set, the copied DDP header cut after 7 of its 14 bytes */
+static int rq_term_cut_hdrs(struct run *r, struct buf *b)
+{
+	static const u8 body[9] = { 0x00, 0x40, 0xc1, 0x41, 0x00, 0xad,
+				    0xbe, 0xef, 0x00 };
+	u8 u[KIWI_TERM_ULPDU_MAX];
+	u32 n = term_raw(u, true, 1, term_word(0, 1, 2, KIWI_TERM_M |
+					       KIWI_TERM_D | KIWI_TERM_R),
+			 body, sizeof(body));
+
+	put_raw(r, b, u, n);
+	return 0;
+}
+
+/* a Terminate ULPDU of 20 bytes: shorter than its own header */
+static int rq_term_short(struct run *r, struct buf *b)
+{
+	u8 u[KIWI_TERM_ULPDU_MAX];
+
+	term_raw(u, true, 1, term_word(0, 2, 7, 0), NULL, 0);
+	put_raw(r, b, u, KIWI_HDR_TERM - 2);
+	return 0;
+}
+
+/* one byte more than the largest Terminate (all headers copied) */
+static int rq_term_long(struct run *r, struct buf *b)
+{
+	u8 u[KIWI_TERM_ULPDU_MAX + 1], body[KIWI_TERM_ULPDU_MAX];
+	u32 n;
+
+	memset(body, 0x5a, sizeof(body));
+	n = term_raw(u, true, 1, term_word(0, 1, 2, KIWI_TERM_M |
+					   KIWI_TERM_D | KIWI_TERM_R),
+		     body, KIWI_TERM_ULPDU_MAX + 1 - KIWI_HDR_TERM);
+	put_raw(r, b, u, n);
+	return 0;
+}
+
+/* a Terminate without L: DDP allows it no second segment */
+static int rq_term_not_last(struct run *r, struct buf *b)
+{
+	u8 u[KIWI_TERM_ULPDU_MAX];
+	u32 n = term_raw(u, false, 1, term_word(0, 2, 7, 0), NULL, 0);
+
+	put_raw(r, b, u, n);
+	return 0;
+}
+
+/* the Terminate queue's first message with MSN 5 */
+static int rq_term_bad_msn(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	kiwi_term_build(&h, KIWI_ERR_RDMAP_STREAM, NULL, 0, 5);
+	put_fpdu(r, b, &h, NULL, 0, false);
+	return 0;
+}
+
+/* three Terminates back to back */
+static int rq_term_repeat(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+	u32 i;
+
+	for (i = 1; i <= 3; i++) {
+		kiwi_term_build(&h, KIWI_ERR_RDMAP_STREAM, NULL, 0, i);
+		put_fpdu(r, b, &h, NULL, 0, false);
+	}
+	return 0;
+}
+
+static u8 rresp_data[REQ_READ_MAX + 4];
+
+/* a Read Response to kiwi's first Read Request; len bytes of payload */
+static int rresp(struct run *r, struct buf *b, u32 stag_xor, u32 len)
+{
+	const struct kiwi_hdr *rq = &r->rreq[0];
+	struct kiwi_hdr h;
+
+	if (!r->nrreq || len > sizeof(rresp_data))
+		return -1;
+	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
+	h.stag = rq->sink_stag ^ stag_xor;
+	h.to = rq->sink_to;
+	put_fpdu(r, b, &h, rresp_data, len, true);
+	return 0;
+}
+
+/* the first Read's Response cut in the middle of its payload */
+static int rq_rresp_cut(struct run *r, struct buf *b)
+{
+	if (rresp(r, b, 0, r->rreq[0].read_size))
+		return -1;
+	b->len -= r->rreq[0].read_size / 2;
+	return 0;
+}
+
+static int rq_rresp_bad_stag(struct run *r, struct buf *b)
+{
+	return rresp(r, b, 0x100, r->rreq[0].read_size);
+}
+
+static int rq_rresp_long(struct run *r, struct buf *b)
+{
+	return rresp(r, b, 0, r->rreq[0].read_size + 4);
+}
+
+static int rq_rresp_bad_crc(struct run *r, struct buf *b)
+{
+	if (rresp(r, b, 0, r->rreq[0].read_size))
+		return -1;
+	b->p[b->len - 1] ^= 0x80;
+	return 0;
+}
+
 #define MPA(n, w, o, e, fn) { .name = n, .what = w, .phase = PH_MPA, \
 	.out = o, .err = e, .recvs = -1, .mpa = fn }
 #define FP(n, w, e, fn) { .name = n, .what = w, .phase = PH_FPDU, \
 	.out = OUT_TERM, .err = e, .recvs = -1, .fpdu = fn }
+#define RQ(n, w, e, c, fn) { .name = n, .what = w, .phase = PH_FPDU, \
+	.out = OUT_REQ, .err = e, .recvs = -1, .no_markers = true, \
+	.cut = c, .fpdu = fn }
 
 static const struct scen scens[] = {
 	MPA("mpa-bad-key", "MPA Request with a wrong key", OUT_CLOSE,
@@ -795,6 +1021,40 @@ static const struct scen scens[] = {
 	  .recvs = 0, .fpdu = sc_send_norecv },
 	FP("send-too-long", "Send one byte longer than the posted receive",
 	   KIWI_ERR_DDP_U_TOOLONG, sc_send_long),
+	/* kiwi as the requester, with Sends and Reads outstanding */
+	RQ("req-term", "a Terminate from us", KIWI_OK, CUT_NONE, rq_term),
+	RQ("req-term-access", "a Terminate for an access violation", KIWI_OK,
+	   CUT_NONE, rq_term_access),
+	RQ("req-term-bad-code", "a Terminate of layer 15, type 15, code 0xff, M D R and no headers",
+	   KIWI_OK, CUT_NONE, rq_term_bad_code),
+	RQ("req-term-cut-hdrs", "a Terminate whose copied DDP header stops after 7 bytes",
+	   KIWI_OK, CUT_NONE, rq_term_cut_hdrs),
+	RQ("req-term-short", "a Terminate of 20 bytes, shorter than its header",
+	   KIWI_ERR_RDMAP_UNSPEC, CUT_NONE, rq_term_short),
+	RQ("req-term-long", "a Terminate one byte longer than any can be",
+	   KIWI_ERR_DDP_U_TOOLONG, CUT_NONE, rq_term_long),
+	RQ("req-term-not-last", "a Terminate without L",
+	   KIWI_ERR_DDP_U_TOOLONG, CUT_NONE, rq_term_not_last),
+	RQ("req-term-bad-msn", "a Terminate with MSN 5",
+	   KIWI_ERR_DDP_U_MSN_RANGE, CUT_NONE, rq_term_bad_msn),
+	RQ("req-term-repeat", "three Terminates back to back", KIWI_OK,
+	   CUT_NONE, rq_term_repeat),
+	{ .name = "req-term-before-rtr",
+	  .what = "a Terminate instead of the RTR, the victim's WRs held",
+	  .phase = PH_FPDU, .out = OUT_REQ, .err = KIWI_ERR_MPA_RTR,
+	  .recvs = -1, .no_markers = true, .before_rtr = true,
+	  .fpdu = rq_term },
+	RQ("req-rresp-cut-rst", "half a Read Response, then a reset", KIWI_OK,
+	   CUT_RST, rq_rresp_cut),
+	RQ("req-rresp-cut-fin", "half a Read Response, then a FIN", KIWI_OK,
+	   CUT_FIN, rq_rresp_cut),
+	RQ("req-rresp-bad-stag", "a Read Response to another sink STag",
+	   KIWI_ERR_DDP_T_STAG, CUT_NONE, rq_rresp_bad_stag),
+	RQ("req-rresp-long", "a Read Response 4 bytes longer than asked for",
+	   KIWI_ERR_DDP_T_BOUNDS, CUT_NONE, rq_rresp_long),
+	{ .name = "req-rresp-bad-crc", .what = "a Read Response with a bad CRC",
+	  .phase = PH_FPDU, .out = OUT_REQ, .err = KIWI_ERR_MPA_CRC, .crc = 1,
+	  .recvs = -1, .no_markers = true, .fpdu = rq_rresp_bad_crc },
 	/* only when named in --only: it takes the victim's MRs away */
 	{ .name = "dereg-held",
 	  .what = "Read Requests behind a closed window, a Send's first FPDU, half a Write",
@@ -808,6 +1068,7 @@ static const struct scen scens[] = {
 static const char *const outcome_name[] = {
 	[OUT_CLOSE] = "close", [OUT_REJECT] = "reject", [OUT_TERM] = "term",
 	[OUT_OK] = "ok", [OUT_SILENT] = "silent", [OUT_HOLD] = "hold",
+	[OUT_REQ] = "req",
 };
 
 static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc,
@@ -844,6 +1105,9 @@ static void run_init(struct run *r, const struct opts *o, const struct scen *s)
 	if (s->recvs >= 0)
 		n += snprintf(r->pd + n, sizeof(r->pd) - n, " recvs=%d",
 			      s->recvs);
+	if (s->out == OUT_REQ)
+		n += snprintf(r->pd + n, sizeof(r->pd) - n,
+			      " sends=%d reads=%d", REQ_SENDS, REQ_READS);
 	r->pd_len = n;
 }
 
@@ -1293,42 +1557,37 @@ static void live_hold(struct run *r, int fd, const char *label)
 	sigaction(SIGINT, &oint, NULL);
 }
 
-static void live_fpdu(struct run *r, int fd, const char *label)
+/*
+ * A valid MPA Request, and kiwi's Reply parsed by the core; what follows
+ * the Reply stays in got, exp_rep is the Reply kiwi must have sent and
+ * *used its length.  0, or -1 (explained) when there was no usable Reply.
+ */
+static int mpa_start(struct run *r, int fd, struct buf *got,
+		     struct buf *exp_rep, u32 *used_out, long long deadline)
 {
 	static struct kiwi_mpa_parser p;
-	struct buf req = { 0 }, got = { 0 }, out = { 0 }, exp_rep = { 0 };
-	long long deadline = now_ms() + r->o->timeout_ms;
+	struct buf req = { 0 };
 	u32 used = 0, rest;
 	enum kiwi_err err;
-	enum end e = END_ERROR;
-	char what[200];
-	int rv = 0;
-
-	if (r->s->out == OUT_OK)
-		snprintf(what, sizeof(what),
-			 "kiwi answers with the expected Read Responses byte for byte and no Terminate");
-	else if (r->s->out == OUT_SILENT)
-		snprintf(what, sizeof(what),
-			 "kiwi sends nothing back (no Terminate for a Terminate)");
-	else
-		term_desc(r->s->err, what, sizeof(what));
+	enum end e;
+	int rv;
 
 	req_valid(r, &req);
-	mpa_model(r, &req, &exp_rep);
+	mpa_model(r, &req, exp_rep);
 	rv = send_some(fd, req.p, req.len, deadline);
 	/* the Reply, parsed by the core; whatever follows it is kept */
 	kiwi_mpa_parser_init(&p, true);
 	while (!rv) {
-		u32 before = got.len;
+		u32 before = got->len;
 
-		e = read_all(fd, &got, deadline, before + 1);
-		if (got.len == before) {
+		e = read_all(fd, got, deadline, before + 1);
+		if (got->len == before) {
 			rv = -1;
 			diag("no MPA Reply: %s after %u bytes", end_name(e),
-			     got.len);
+			     got->len);
 			break;
 		}
-		rv = kiwi_mpa_parse(&p, got.p + used, got.len - used, &rest);
+		rv = kiwi_mpa_parse(&p, got->p + used, got->len - used, &rest);
 		used += rest;
 		if (rv == 1) {
 			rv = 0;
@@ -1347,6 +1606,30 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 			rv = -1;
 		}
 	}
+	buf_free(&req);
+	*used_out = used;
+	return rv ? -1 : 0;
+}
+
+static void live_fpdu(struct run *r, int fd, const char *label)
+{
+	struct buf got = { 0 }, out = { 0 }, exp_rep = { 0 };
+	long long deadline = now_ms() + r->o->timeout_ms;
+	u32 used = 0;
+	enum end e = END_ERROR;
+	char what[200];
+	int rv = 0;
+
+	if (r->s->out == OUT_OK)
+		snprintf(what, sizeof(what),
+			 "kiwi answers with the expected Read Responses byte for byte and no Terminate");
+	else if (r->s->out == OUT_SILENT)
+		snprintf(what, sizeof(what),
+			 "kiwi sends nothing back (no Terminate for a Terminate)");
+	else
+		term_desc(r->s->err, what, sizeof(what));
+
+	rv = mpa_start(r, fd, &got, &exp_rep, &used, deadline);
 	if (r->s->out == OUT_OK || r->s->out == OUT_HOLD) {
 		bool same = used == exp_rep.len && !memcmp(got.p, exp_rep.p, used);
 
@@ -1425,7 +1708,167 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	tap_ok(e == END_EOF || e == END_RST,
 	    "%s: then the connection is closed (%s)", label, end_name(e));
 out:
-	buf_free(&req);
+	buf_free(&got);
+	buf_free(&out);
+	buf_free(&exp_rep);
+}
+
+/* OUT_REQ: kiwi's stream as the requester, parsed by the core */
+struct kstream {
+	struct kiwi_rx rx;
+	struct kiwi_hdr h;	/* of the FPDU in progress */
+	u32 off;		/* bytes of got parsed */
+	bool after;		/* our scenario's bytes are sent */
+	u32 nterm;		/* after: Terminates */
+	struct kiwi_term_info term;	/* the first of them */
+	u32 nother;		/* after: FPDUs of other kinds */
+	enum kiwi_err err;	/* the core refused kiwi's stream */
+};
+
+static void kstream_feed(struct run *r, struct kstream *k,
+			 const struct buf *got)
+{
+	struct kiwi_rx_event ev;
+
+	while (k->off < got->len && !k->err) {
+		u32 used = kiwi_rx_feed(&k->rx, got->p + k->off,
+					got->len - k->off, &ev);
+
+		switch (ev.type) {
+		case KIWI_RX_HDR:
+			k->h = *ev.hdr;
+			break;
+		case KIWI_RX_DATA:
+			kiwi_rx_crc_data(&k->rx, got->p + k->off + ev.off,
+					 ev.len);
+			break;
+		case KIWI_RX_DONE:
+			if (k->after && k->h.opcode == KIWI_RDMAP_TERMINATE) {
+				if (!k->nterm++)
+					k->term = k->h.term;
+			} else if (k->after) {
+				k->nother++;
+			} else if (k->h.opcode == KIWI_RDMAP_SEND && k->h.last) {
+				r->nsend++;
+			} else if (k->h.opcode == KIWI_RDMAP_READ_REQ &&
+				   r->nrreq < REQ_READS) {
+				r->rreq[r->nrreq++] = k->h;
+			}
+			break;
+		case KIWI_RX_ERROR:
+			k->err = ev.err;
+			break;
+		case KIWI_RX_MORE:
+			break;
+		}
+		k->off += used;
+	}
+}
+
+static void live_req(struct run *r, int fd, const char *label)
+{
+	const struct scen *s = r->s;
+	const struct kiwi_err_desc *d = kiwi_err_desc(s->err);
+	bool want_term = s->err != KIWI_OK && d->term, good;
+	struct buf got = { 0 }, out = { 0 }, exp_rep = { 0 };
+	struct kiwi_rx_cfg rc;
+	struct kiwi_tx_cfg tc;
+	struct kstream k;
+	long long deadline = now_ms() + r->o->timeout_ms;
+	u32 used = 0;
+	enum end e = END_ERROR;
+	char what[200];
+	int rv;
+
+	if (mpa_start(r, fd, &got, &exp_rep, &used, deadline)) {
+		tap_ok(0, "%s: MPA exchange with the victim", label);
+		goto out;
+	}
+	memmove(got.p, got.p + used, got.len - used);
+	got.len -= used;
+	memset(&k, 0, sizeof(k));
+	rc = (struct kiwi_rx_cfg){ .crc = r->res.crc,
+				   .markers = r->res.markers_rx };
+	kiwi_rx_init(&k.rx, &rc);
+	tc = (struct kiwi_tx_cfg){ .crc = r->res.crc,
+				   .markers = r->res.markers_tx };
+	kiwi_tx_init(&r->tx, &tc);
+	if (s->before_rtr) {
+		/* kiwi holds the victim's WRs until the RTR comes */
+		read_all(fd, &got, now_ms() + 1000, 0);
+		tap_ok(got.len == 0,
+		    "%s: kiwi sends nothing before our RTR (%u bytes)", label,
+		    got.len);
+	} else {
+		struct kiwi_hdr h;
+
+		if (r->res.p2p && !kiwi_mpa_rtr_hdr(&r->res, &h)) {
+			put_fpdu(r, &out, &h, NULL, 0, false);
+			send_some(fd, out.p, out.len, deadline);
+			out.len = 0;
+		}
+		while (r->nsend < REQ_SENDS || r->nrreq < REQ_READS) {
+			u32 before = got.len;
+
+			e = read_all(fd, &got, deadline, before + 1);
+			kstream_feed(r, &k, &got);
+			if (got.len == before || k.err)
+				break;
+		}
+		tap_ok(r->nsend == REQ_SENDS && r->nrreq == REQ_READS && !k.err,
+		    "%s: kiwi sends the victim's %d Sends and %d Read Requests (saw %u and %u%s%s)",
+		    label, REQ_SENDS, REQ_READS, r->nsend, r->nrreq,
+		    k.err ? ", then " : "",
+		    k.err ? kiwi_err_desc(k.err)->name : "");
+	}
+	k.after = true;
+	if (s->fpdu(r, &out)) {
+		tap_ok(0, "%s: %s: cannot build it", label, s->what);
+		goto out;
+	}
+	rv = send_some(fd, out.p, out.len, deadline);
+	if (rv)
+		diag("sending: %s", strerror(-rv));
+	if (s->cut == CUT_RST) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		/* kiwi is in the middle of the FPDU: reset (our caller closes) */
+		usleep(500 * 1000);
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		tap_ok(!rv, "%s: %s: sent, then we reset the connection",
+		    label, s->what);
+		goto out;
+	}
+	if (s->cut == CUT_FIN) {
+		usleep(500 * 1000);
+		shutdown(fd, SHUT_WR);
+	}
+	e = read_all(fd, &got, now_ms() + r->o->timeout_ms, 0);
+	kstream_feed(r, &k, &got);
+	if (s->cut == CUT_FIN) {
+		/* an FPDU cut by our FIN: kiwi may say so or just close */
+		good = !k.err && !k.nother && k.off == got.len;
+		tap_ok(good, "%s: %s: kiwi sends nothing but, perhaps, a Terminate (%u)",
+		    label, s->what, k.nterm);
+	} else if (want_term) {
+		good = k.nterm == 1 && !k.nother && !k.err &&
+		       k.off == got.len && k.term.layer == d->layer &&
+		       k.term.etype == d->etype && k.term.ecode == d->ecode;
+		tap_ok(good, "%s: %s: kiwi answers %s", label, s->what,
+		    term_desc(s->err, what, sizeof(what)));
+	} else {
+		good = !k.nterm && !k.nother && !k.err && k.off == got.len;
+		tap_ok(good, "%s: %s: kiwi sends nothing back", label,
+		    s->what);
+	}
+	if (!good)
+		diag("after ours: %u Terminates (first %u/%u/0x%02x), %u other FPDUs, %u bytes unparsed%s%s",
+		     k.nterm, k.term.layer, k.term.etype, k.term.ecode,
+		     k.nother, got.len - k.off, k.err ? ", core error " : "",
+		     k.err ? kiwi_err_desc(k.err)->name : "");
+	tap_ok(e == END_EOF || e == END_RST,
+	    "%s: then the connection is closed (%s)", label, end_name(e));
+out:
 	buf_free(&got);
 	buf_free(&out);
 	buf_free(&exp_rep);
@@ -1473,6 +1916,8 @@ static int live(const struct opts *o)
 		}
 		if (s->phase == PH_MPA)
 			live_mpa(&r, fd, label);
+		else if (s->out == OUT_REQ)
+			live_req(&r, fd, label);
 		else
 			live_fpdu(&r, fd, label);
 		close(fd);
@@ -1789,10 +2234,12 @@ static int selftest(struct opts *o)
 				 o->markers ? "markers/" : "",
 				 k ? "required" : "off", c ? "on" : "off");
 			o->tag = tag;
+			/* kiwi as the requester is only tried live */
 			for (i = 0; i < NSCEN; i++)
 				if (scen_applies(&scens[i], o->crc, o->kiwi_crc,
 						 o->kiwi_markers) &&
-				    selected(o, scens[i].name))
+				    selected(o, scens[i].name) &&
+				    scens[i].out != OUT_REQ)
 					selftest_one(o, &scens[i]);
 		}
 	}

@@ -12,6 +12,10 @@
  * deregisters every MR at once (receive buffers of the live connections,
  * the writable and the read-only MR) and prints how long each
  * ibv_dereg_mr() took: "victim-dereg WHAT ms=N", then "victim-dereg done".
+ * A connection whose private data asks for "sends=N reads=N" is also a
+ * requester: once established, the victim posts N signaled Sends and N
+ * signaled Reads (into a sink MR of the connection's own, deregistered
+ * with it) and reports how they completed in its "done" line.
  *
  *   victim -a ADDR -p PORT [-d DEV] [--info FILE] [--recvs N]
  *          [--recv-len N] [--mr-len N] [--ro-len N] [--ird N] [--ord N]
@@ -87,6 +91,10 @@ struct conn {
 	char name[64];
 	unsigned int qp_num;
 	unsigned int posted, ok, flushed, errs;
+	/* requester: Sends and Reads posted once established */
+	unsigned int sends, reads, sq_posted, sq_done, reads_ok;
+	struct ibv_mr *smr;	/* the Reads' sink, the Sends' source */
+	char *sbuf;
 	bool closing;
 	long long closed_at;
 	long long close_by;
@@ -179,7 +187,7 @@ static void *async_thread(void *arg)
 	return NULL;
 }
 
-/* "NAME recvs=N" from the adversary's private data */
+/* "NAME recvs=N sends=N reads=N" from the adversary's private data */
 static void parse_pd(struct conn *c, const void *pd, unsigned int len,
 		     unsigned int *recvs)
 {
@@ -199,6 +207,71 @@ static void parse_pd(struct conn *c, const void *pd, unsigned int len,
 	r = strstr(s, " recvs=");
 	if (r)
 		*recvs = strtoul(r + 7, NULL, 0);
+	r = strstr(s, " sends=");
+	if (r)
+		c->sends = strtoul(r + 7, NULL, 0);
+	r = strstr(s, " reads=");
+	if (r)
+		c->reads = strtoul(r + 7, NULL, 0);
+	/* the QP's SQ holds 8, ORD 4 */
+	if (c->sends > 4)
+		c->sends = 4;
+	if (c->reads > 4)
+		c->reads = 4;
+}
+
+/* A Read's sink in the connection's own MR, and the Sends' source */
+#define REQ_READ_LEN	4096
+#define REQ_SEND_LEN	64
+#define REQ_WR_ID	1000	/* receives' wr_ids are below */
+
+/*
+ * Established: the requester's WRs.  The Reads name an STag of the
+ * adversary's (it only looks at the Read Requests kiwi sends).
+ */
+static void post_requests(struct conn *c)
+{
+	size_t len = (size_t)REQ_READ_LEN * c->reads + REQ_SEND_LEN * c->sends;
+	unsigned int i;
+
+	if (!c->sends && !c->reads)
+		return;
+	c->sbuf = calloc(1, len);
+	c->smr = c->sbuf ? ibv_reg_mr(v.pd, c->sbuf, len,
+				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!c->smr) {
+		fail("conn %s: ibv_reg_mr (requester)", c->name);
+		return;
+	}
+	for (i = 0; i < c->sends + c->reads; i++) {
+		bool rd = i >= c->sends;
+		struct ibv_sge sge = { .lkey = c->smr->lkey };
+		struct ibv_send_wr wr = { .wr_id = REQ_WR_ID + i,
+					  .sg_list = &sge, .num_sge = 1,
+					  .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+
+		if (rd) {
+			sge.addr = (uintptr_t)c->sbuf + REQ_SEND_LEN * c->sends +
+				   (size_t)REQ_READ_LEN * (i - c->sends);
+			sge.length = REQ_READ_LEN;
+			wr.opcode = IBV_WR_RDMA_READ;
+			wr.wr.rdma.rkey = 0x00adbeef;
+			wr.wr.rdma.remote_addr = 0x10000 + REQ_READ_LEN * i;
+		} else {
+			sge.addr = (uintptr_t)c->sbuf + REQ_SEND_LEN * i;
+			sge.length = REQ_SEND_LEN;
+			snprintf(c->sbuf + REQ_SEND_LEN * i, REQ_SEND_LEN,
+				 "victim send %u", i);
+			wr.opcode = IBV_WR_SEND;
+		}
+		if (ibv_post_send(c->qp, &wr, &bad)) {
+			fail("conn %s: ibv_post_send", c->name);
+			return;
+		}
+		c->sq_posted++;
+	}
+	say("conn %s posted sends=%u reads=%u", c->name, c->sends, c->reads);
 }
 
 static void conn_free(struct conn *c)
@@ -220,9 +293,12 @@ static void conn_free(struct conn *c)
 		fail("conn %s: ibv_destroy_cq", c->name);
 	if (c->rmr && ibv_dereg_mr(c->rmr))
 		fail("conn %s: ibv_dereg_mr", c->name);
+	if (c->smr && ibv_dereg_mr(c->smr))
+		fail("conn %s: ibv_dereg_mr (requester)", c->name);
 	if (c->id && rdma_destroy_id(c->id))
 		fail("conn %s: rdma_destroy_id", c->name);
 	free(c->rbuf);
+	free(c->sbuf);
 	free(c);
 }
 
@@ -369,6 +445,19 @@ static void poll_cq(struct conn *c)
 
 	while ((n = ibv_poll_cq(c->cq, 8, wc)) > 0) {
 		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id >= REQ_WR_ID) {
+				/* a flush's opcode means nothing: by wr_id */
+				bool rd = wc[i].wr_id - REQ_WR_ID >= c->sends;
+
+				c->sq_done++;
+				if (rd && wc[i].status == IBV_WC_SUCCESS)
+					c->reads_ok++;
+				say("conn %s %s wr_id=%llu %s", c->name,
+				    rd ? "read" : "send",
+				    (unsigned long long)wc[i].wr_id,
+				    ibv_wc_status_str(wc[i].status));
+				continue;
+			}
 			if (wc[i].status == IBV_WC_SUCCESS &&
 			    wc[i].opcode == IBV_WC_RECV) {
 				char text[128];
@@ -410,6 +499,8 @@ static void on_event(struct rdma_cm_event *ev)
 		return;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		say("conn %s event ESTABLISHED", name);
+		if (c)
+			post_requests(c);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -454,12 +545,16 @@ static void reap(bool all)
 			continue;
 		if (!all && now_ms() < c->close_by &&
 		    (c->ok + c->flushed + c->errs < c->posted ||
+		     c->sq_done < c->sq_posted ||
 		     now_ms() < c->closed_at + 500 ||
 		     async_pending(c->id->verbs)))
 			continue;
 		if (!c->closing)
 			rdma_disconnect(c->id);
 		poll_cq(c);
+		if (c->sq_posted)
+			say("conn %s requests sq_posted=%u sq_done=%u reads_ok=%u",
+			    c->name, c->sq_posted, c->sq_done, c->reads_ok);
 		say("conn %s done recv_ok=%u recv_flushed=%u recv_err=%u posted=%u%s",
 		    c->name, c->ok, c->flushed, c->errs, c->posted,
 		    c->ok + c->flushed + c->errs == c->posted ? "" :

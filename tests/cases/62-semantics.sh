@@ -7,7 +7,8 @@
 # the server end in a network namespace: tests/verbs/build/semantics runs
 # every scenario (SQ full, local protection errors, remote access
 # violations and the error completions, events, QP states and disconnects
-# they bring at both ends, zero-length operations, the SGE limits, 64 MiB
+# they bring at both ends, Writes and Reads that a QP's access flags deny
+# or allow, zero-length operations, the SGE limits, 64 MiB
 # messages, a child process killed in the middle of a stream).  Its TAP
 # lines are renumbered into this script's.  Afterwards kiwi's object
 # counts are zero.  KIWI_FULL=1 adds a run with MPA CRC required, the

@@ -12,7 +12,7 @@
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, access,
- * steal, memops, zero, sge, large, kill; ringfuzz only when named, with
+ * qpaccess, steal, memops, zero, sge, large, kill; ringfuzz only when named, with
  * -S SEED and -D SECONDS); -P siw says the server end is siw, whose
  * responder-side events, QP state and invalidation flag are not checked
  * (and whose missing remote read check is not tested); -L adds a 32 MiB
@@ -828,7 +828,30 @@ out:
 enum acc_case {
 	AC_WRITE_RO, AC_WRITE_BOUNDS, AC_WRITE_DEREG, AC_WRITE_KEY,
 	AC_WRITE_INVALIDATED, AC_READ_NO_RR, AC_WRITE_BIG,
+	AC_QP_NO_RW, AC_QP_NO_RR,
 };
+
+/* The responder QP's access flags, set once it is connected (RTS). */
+static bool set_qp_access(struct side *s, int flags)
+{
+	struct ibv_qp_attr a = { .qp_access_flags = flags };
+	int rv = ibv_modify_qp(s->qp, &a, IBV_QP_ACCESS_FLAGS);
+
+	if (rv)
+		diag("%s: ibv_modify_qp(IBV_QP_ACCESS_FLAGS %#x): %s", s->name,
+		     flags, strerror(rv));
+	return !rv;
+}
+
+static int qp_access(struct side *s)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(s->qp, &a, IBV_QP_ACCESS_FLAGS, &ia))
+		return -1;
+	return a.qp_access_flags;
+}
 
 /*
  * The responder refuses with a Terminate; at the requester the oldest WR
@@ -848,6 +871,10 @@ static void t_access(enum acc_case c)
 			"Write to an rkey invalidated by Send with Invalidate",
 		[AC_READ_NO_RR] = "Read from an MR without remote read",
 		[AC_WRITE_BIG] = "32 MiB Write (alone) to a read-only MR",
+		[AC_QP_NO_RW] =
+			"Write to a QP whose access flags deny remote write",
+		[AC_QP_NO_RR] =
+			"Read from a QP whose access flags deny remote read",
 	};
 	const char *what = names[c];
 	size_t slen = c == AC_WRITE_BIG ? 32 * MIB : 65536;
@@ -915,6 +942,18 @@ static void t_access(enum acc_case c)
 			       IBV_ACCESS_REMOTE_WRITE);
 		raddr = (uintptr_t)sbuf + 16384;
 		break;
+	case AC_QP_NO_RW:
+	case AC_QP_NO_RR:
+		/* the MR allows everything, the QP does not */
+		tmr = side_reg(&srv, sbuf + 16384, 8192, access);
+		raddr = (uintptr_t)sbuf + 16384;
+		if (!tmr || !set_qp_access(&srv, c == AC_QP_NO_RW ?
+					   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_READ :
+					   IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_WRITE))
+			goto out;
+		break;
 	}
 	if (!rkey && !tmr)
 		goto out;
@@ -930,7 +969,7 @@ static void t_access(enum acc_case c)
 		wr[nwr].send_flags = IBV_SEND_SIGNALED;
 		nwr++;
 	}
-	if (c == AC_READ_NO_RR) {
+	if (c == AC_READ_NO_RR || c == AC_QP_NO_RR) {
 		sg[nwr] = sge(cmr, cbuf, 4096);
 		wr[nwr].wr_id = read_id;
 		wr[nwr].opcode = IBV_WR_RDMA_READ;
@@ -947,7 +986,7 @@ static void t_access(enum acc_case c)
 	wr[nwr].wr.rdma.rkey = rkey;
 	wr[nwr].wr.rdma.remote_addr = raddr;
 	nwr++;
-	if (c != AC_READ_NO_RR && c != AC_WRITE_BIG) {
+	if (c != AC_READ_NO_RR && c != AC_QP_NO_RR && c != AC_WRITE_BIG) {
 		/* a good Read behind the Write: outstanding when refused */
 		sg[nwr] = sge(cmr, cbuf + 8192, 64);
 		wr[nwr].wr_id = read_id;
@@ -999,7 +1038,7 @@ static void t_access(enum acc_case c)
 		expect_wc(cli.scq, read_id, IBV_WC_REM_ACCESS_ERR, -1, T_BIG,
 			  what);
 	} else {
-		if (c == AC_READ_NO_RR)
+		if (c == AC_READ_NO_RR || c == AC_QP_NO_RR)
 			snprintf(msg, sizeof(msg), "%s", what);
 		else
 			snprintf(msg, sizeof(msg),
@@ -1063,11 +1102,99 @@ static void t_access(enum acc_case c)
 	/* the Read's 64 bytes never came, the target is unchanged */
 	ok(diff_at(sbuf, sref, 65536) < 0,
 	   "%s: the responder's memory is unchanged", what);
+	if (c == AC_QP_NO_RR)
+		ok(memcmp(cbuf, sbuf + 16384, 4096) != 0,
+		   "%s: none of the source's bytes reached the requester",
+		   what);
 out:
 	conn_close();
 	free(cbuf);
 	free(sbuf);
 	free(sref);
+	check_counts(what);
+}
+
+/*
+ * What QP access flags still allow.  The client QP keeps what rdma_cm gave
+ * it (librdmacm: no remote right before the connection exists), and the
+ * server still Writes to it and Reads from it, as rping's server does.
+ * The server QP allows only remote read, then only remote write: each is
+ * still served, bytes compared, and the connection stays up.
+ */
+static void t_qp_rights(void)
+{
+	const char *what = "QP access flags";
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ;
+	struct ibv_mr *cmr, *smr;
+	struct ibv_sge sg;
+	int f;
+
+	if (!cbuf || !sbuf || !conn_open(&qp_default))
+		goto out;
+	fill(cbuf, 65536, 31);
+	fill(sbuf, 65536, 32);
+	cmr = side_reg(&cli, cbuf, 65536, access);
+	smr = side_reg(&srv, sbuf, 65536, access);
+	if (!cmr || !smr)
+		goto out;
+	diag("client QP's access flags as rdma_cm left them: %#x",
+	     qp_access(&cli));
+
+	/* server -> client: Write [0, 4K) from sbuf, Read [8K, 12K) */
+	sg = sge(smr, sbuf, 4096);
+	ok(!post(srv.qp, IBV_WR_RDMA_WRITE, 1, &sg, 1, cmr->rkey,
+		 (uintptr_t)cbuf, 0), "server posts a Write to the client");
+	sg = sge(smr, sbuf + 16384, 4096);
+	ok(!post(srv.qp, IBV_WR_RDMA_READ, 2, &sg, 1, cmr->rkey,
+		 (uintptr_t)cbuf + 8192, IBV_SEND_SIGNALED),
+	   "server posts a Read from the client");
+	expect_wc(srv.scq, 2, IBV_WC_SUCCESS, -1, T_WC,
+		  "server's Read from the client QP rdma_cm gave no remote right");
+	ok(diff_at(cbuf, sbuf, 4096) < 0 &&
+	   diff_at(sbuf + 16384, cbuf + 8192, 4096) < 0,
+	   "%s: the server's Write landed at the client, its Read brought the client's bytes",
+	   what);
+
+	/* the server allows remote read only: the client's Read is served */
+	if (!set_qp_access(&srv, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_READ))
+		goto out;
+	f = qp_access(&srv);
+	ok(f == (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ),
+	   "%s: the server QP reports remote read only (%#x)", what, f);
+	sg = sge(cmr, cbuf + 16384, 4096);
+	post(cli.qp, IBV_WR_RDMA_READ, 3, &sg, 1, smr->rkey,
+	     (uintptr_t)sbuf + 32768, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 3, IBV_WC_SUCCESS, -1, T_WC,
+		  "client's Read from a QP that allows remote read");
+	ok(diff_at(sbuf + 32768, cbuf + 16384, 4096) < 0,
+	   "%s: the Read brought the server's bytes", what);
+
+	/* remote write only: the Write lands, the Send behind it proves it */
+	if (!set_qp_access(&srv, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE))
+		goto out;
+	sg = sge(smr, sbuf + 49152, 64);
+	post_recv(srv.qp, 40, &sg, 1);
+	sg = sge(cmr, cbuf + 24576, 4096);
+	post(cli.qp, IBV_WR_RDMA_WRITE, 4, &sg, 1, smr->rkey,
+	     (uintptr_t)sbuf + 40960, 0);
+	sg = sge(cmr, cbuf, 16);
+	post(cli.qp, IBV_WR_SEND, 5, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	expect_wc(cli.scq, 5, IBV_WC_SUCCESS, -1, T_WC,
+		  "client's Send behind its Write");
+	expect_wc(srv.rcq, 40, IBV_WC_SUCCESS, 16, T_WC,
+		  "the server receives it");
+	ok(diff_at(cbuf + 24576, sbuf + 40960, 4096) < 0,
+	   "%s: the Write to a QP that allows remote write landed", what);
+	expect_state(&cli, IBV_QPS_RTS, what);
+	expect_state(&srv, IBV_QPS_RTS, what);
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
 	check_counts(what);
 }
 
@@ -2226,6 +2353,12 @@ int main(int argc, char **argv)
 			diag("skipped against siw: it does not check remote read rights");
 		if (long_sizes)
 			t_access(AC_WRITE_BIG);
+	}
+	/* siw (6.1) keeps a QP's access flags but never checks them */
+	if (want("qpaccess") && !peer_siw) {
+		t_qp_rights();
+		t_access(AC_QP_NO_RW);
+		t_access(AC_QP_NO_RR);
 	}
 	if (want("steal"))
 		t_steal();
