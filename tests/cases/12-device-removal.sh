@@ -19,7 +19,7 @@
 PROG=$KIWI_ROOT/tests/verbs/build/device-removal
 # seconds a device's removal may take (rmmod removes both devices in
 # turn: twice that); KIWI_TIMEOUT_SCALE stretches it on a busy host
-RM_LIMIT=$((${KIWI_RM_LIMIT:-10} * ${KIWI_TIMEOUT_SCALE:-1}))
+RM_LIMIT=$((${KIWI_RM_LIMIT:-20} * ${KIWI_TIMEOUT_SCALE:-1}))
 # what a process may take to notice and exit once the device is gone
 EXIT_LIMIT=30
 tmp=/tmp/devrm
@@ -123,20 +123,23 @@ timed_removal() {
 		[ $took -lt $((RM_LIMIT * 1000)) ] || { rc=hung; break; }
 		sleep 0.1
 	done
+	local cmd_ms=
 	if [ $rc = done ]; then
 		wait $rpid
 		rc=$?
+		cmd_ms=$((($(date +%s%N) - start) / 1000000))
 		if [ $rc = 0 ] && wait_for "$RM_LIMIT" $waitcmd; then
 			took=$((($(date +%s%N) - start) / 1000000))
 			if [ $took -le $((RM_LIMIT * 1000)) ]; then
-				tap_ok "$desc: done in $took ms"
+				tap_ok "$desc: done in $took ms (the command $cmd_ms ms)"
 				return 0
 			fi
 		fi
 	fi
 	took=$((($(date +%s%N) - start) / 1000000))
 	tap_fail "$desc within ${RM_LIMIT} s"
-	tap_diag "status $rc after $took ms; killing the holders" "$(cat $tmp/rm.log)"
+	tap_diag "status $rc after $took ms (the command ${cmd_ms:-did not end}${cmd_ms:+ ms}); killing the holders" \
+		"$(cat $tmp/rm.log)" "$(ls $sysib; cat $KIWI_OBJECTS)"
 	for p in "${PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null
 	done
