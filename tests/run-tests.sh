@@ -48,7 +48,7 @@ fuzz_seconds=${FUZZ_SECONDS:-30}
 # kernel API (devices, verbs objects, data path, kernel ULP, mapped rings),
 # about 20 minutes on a loaded host.  KIWI_612_CASES=all runs every case.
 default_612_cases="00-bench-sanity 05-siw-reference 10-device-lifecycle
-	20-verbs-objects 35-datapath 50-nvmeof 60-fastpath"
+	12-device-removal 20-verbs-objects 35-datapath 50-nvmeof 60-fastpath"
 cases_612=${KIWI_612_CASES:-$default_612_cases}
 kernels=${KIWI_SUITE_KERNELS:-6.1 6.12}
 [ "$cases_612" = none ] && kernels=${kernels//6.12/}

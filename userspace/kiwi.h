@@ -74,7 +74,30 @@ struct kiwi_ring {
 	uint32_t num;
 	uint32_t head;		/* next slot this side produces/consumes */
 	pthread_spinlock_t lock;
+	/*
+	 * The control block's `alive' word and its value when mapped
+	 * (kiwi-abi.h); 0 from a kernel without it.  dead: seen changed,
+	 * the device is gone and the mapping is ib_uverbs' dummy page.
+	 */
+	const uint32_t *alive_word;
+	uint32_t alive;
+	int dead;
 };
+
+/*
+ * Has the device gone away under this ring?  Once it has, nothing read
+ * from the ring came from the kernel and nothing written reaches it.
+ */
+static inline int kiwi_ring_dead(struct kiwi_ring *ring)
+{
+	if (__atomic_load_n(&ring->dead, __ATOMIC_RELAXED))
+		return 1;
+	if (!ring->alive ||
+	    __atomic_load_n(ring->alive_word, __ATOMIC_RELAXED) == ring->alive)
+		return 0;
+	__atomic_store_n(&ring->dead, 1, __ATOMIC_RELAXED);
+	return 1;
+}
 
 struct kiwi_cq {
 	struct ibv_cq ibv_cq;

@@ -25,7 +25,8 @@ int kiwi_ring_map(struct kiwi_context *ctx, struct kiwi_ring *ring,
 	void *map;
 	size_t len;
 
-	if (key == KIWI_INVAL_KEY || !num || num > KIWI_RING_MAX_SLOTS) {
+	if (key == KIWI_INVAL_KEY || !num || num > KIWI_RING_MAX_SLOTS ||
+	    ctrl_size < KIWI_CTRL_ALIVE_OFFSET + sizeof(uint32_t)) {
 		kiwi_log(ctx, "bad ring: key %#llx, %u slots\n",
 			 (unsigned long long)key, num);
 		return EPROTO;
@@ -44,6 +45,11 @@ int kiwi_ring_map(struct kiwi_context *ctx, struct kiwi_ring *ring,
 	ring->map_len = len;
 	ring->num = num;
 	ring->head = 0;
+	ring->alive_word = (const uint32_t *)((char *)map +
+					      (size_t)num * slot_size +
+					      KIWI_CTRL_ALIVE_OFFSET);
+	ring->alive = __atomic_load_n(ring->alive_word, __ATOMIC_RELAXED);
+	ring->dead = 0;
 	pthread_spin_init(&ring->lock, PTHREAD_PROCESS_PRIVATE);
 	return 0;
 }
@@ -120,6 +126,11 @@ int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 		return -EINVAL;
 
 	pthread_spin_lock(&cq->ring.lock);
+	/* A removed device completes nothing: its WRs are gone with it. */
+	if (kiwi_ring_dead(&cq->ring)) {
+		pthread_spin_unlock(&cq->ring.lock);
+		return 0;
+	}
 	for (n = 0; n < num; n++) {
 		struct kiwi_cqe *cqe = &cq->cqe[cq->ring.head];
 		uint8_t flags = __atomic_load_n(&cqe->flags, __ATOMIC_ACQUIRE);
@@ -127,6 +138,15 @@ int kiwi_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 		if (!(flags & KIWI_CQE_VALID))
 			break;
 		kiwi_cqe_to_wc(cqe, flags, &wc[n]);
+		/*
+		 * The slot's loads before the check: if the ring was still
+		 * the kernel's after them, so it was during them (the zap
+		 * replaces all its pages at once).  Otherwise the "CQE" is
+		 * whatever this process wrote into the dummy page.
+		 */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (kiwi_ring_dead(&cq->ring))
+			break;
 		__atomic_store_n(&cqe->flags, 0, __ATOMIC_RELEASE);
 		cq->ring.head = kiwi_ring_next(&cq->ring, cq->ring.head);
 	}
@@ -138,6 +158,8 @@ int kiwi_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct kiwi_cq *cq = kiwi_cq(ibcq);
 
+	if (kiwi_ring_dead(&cq->ring))
+		return EIO;
 	/*
 	 * OR, not store: an armed "next completion" request stays the more
 	 * inclusive one until the kernel raises the event and clears the
@@ -337,6 +359,10 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (kiwi_ring_dead(sq)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 
 	pthread_spin_lock(&sq->lock);
 	for (; wr; wr = wr->next) {
@@ -374,6 +400,14 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	 * the slot, so one side always sees the other (kiwi-abi.h).
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * The device went away while we posted: the WRs went to the dummy
+	 * page (or to a QP already destroyed), none will ever complete.
+	 */
+	if (kiwi_ring_dead(sq)) {
+		*bad_wr = first;
+		return EIO;
+	}
 	if (__atomic_load_n(&qp->sq_ctrl->engine_busy, __ATOMIC_RELAXED))
 		return err;
 	db = kiwi_ring_doorbell(qp);
@@ -392,8 +426,13 @@ static int kiwi_post_rqe(struct kiwi_ring *ring, struct kiwi_rqe *rqes,
 			 uint32_t max_sge, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr)
 {
+	struct ibv_recv_wr *first = wr;
 	int err = 0;
 
+	if (kiwi_ring_dead(ring)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&ring->lock);
 	for (; wr; wr = wr->next) {
 		struct kiwi_rqe *slot = &rqes[ring->head];
@@ -427,6 +466,15 @@ static int kiwi_post_rqe(struct kiwi_ring *ring, struct kiwi_rqe *rqes,
 
 	if (err)
 		*bad_wr = wr;
+	/*
+	 * As for the SQ: posted into a ring that is gone.  No fence: a WR
+	 * that reached the real ring just before the zap is as lost, the
+	 * QP having been destroyed first; this only says so sooner.
+	 */
+	if (kiwi_ring_dead(ring)) {
+		*bad_wr = first;
+		return EIO;
+	}
 	return err;
 }
 

@@ -94,11 +94,23 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 }
 #endif
 
-/* vma->vm_flags became read-only in 6.3: set them through vm_flags_set() */
-#if KIWI_KERNEL_AT_LEAST(6, 3)
-#define kiwi_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)
-#else
-#define kiwi_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
-#endif
+/*
+ * Rings are vmalloc memory mapped page by page (remap_pfn_range), which
+ * rdma_user_mmap_io() cannot do; kiwi_mmap() registers the VMA with
+ * ib_uverbs itself, so that device removal zaps it (and ib_uverbs points
+ * it at its zeroed dummy page).  rdma_umap_priv_init() is exported by
+ * ib_core but declared, with its struct, in its private core_priv.h;
+ * the struct is the same in 6.1 and 6.12 (vma, list, entry) and
+ * ib_uverbs kfree()s it when the VMA closes.
+ */
+struct rdma_umap_priv {
+	struct vm_area_struct *vma;
+	struct list_head list;
+	struct rdma_user_mmap_entry *entry;
+};
+
+void rdma_umap_priv_init(struct rdma_umap_priv *priv,
+			 struct vm_area_struct *vma,
+			 struct rdma_user_mmap_entry *entry);
 
 #endif /* KIWI_COMPAT_H */

@@ -4,6 +4,7 @@
  * contexts and the mapping of rings into user space.
  */
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/uverbs_ioctl.h>
@@ -220,9 +221,30 @@ static void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
+ * The device is going away while a process holds it open.  Having this
+ * operation is what matters: ib_uverbs then takes no module reference
+ * per open file and, on unregistration, destroys the context's objects
+ * itself (as at process exit), zaps the ring mappings that kiwi_mmap()
+ * registered, raises IB_EVENT_DEVICE_FATAL on the process's async event
+ * file and fails its later commands with EIO, instead of waiting for the
+ * process to close the device.  By the time this runs every object of
+ * the context is destroyed and every ring mapping zapped; kiwi keeps no
+ * other per-context state (no doorbell pages, no kernel threads).
+ */
+static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+	struct kiwi_ucontext *uctx = to_kuctx(ibuc);
+	int t;
+
+	for (t = 0; t < KIWI_UOBJ_MAX; t++)
+		WARN_ON(atomic_read(&uctx->nobj[t]));
+}
+
+/*
  * User rings are freed only when ib_core drops the last reference to their
  * mmap entry, so that an mmap() racing with the destruction of the object
- * never maps freed memory.  Pages already mapped hold their own references.
+ * never maps freed memory, and no mapping outlives the memory (each VMA
+ * holds a reference, see kiwi_mmap()).
  */
 struct kiwi_umap {
 	struct rdma_user_mmap_entry rdma;
@@ -240,6 +262,7 @@ static void kiwi_mmap_free(struct rdma_user_mmap_entry *rentry)
 static int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;
+	struct rdma_umap_priv *priv;
 	struct kiwi_umap *um;
 	unsigned long off;
 	int rv;
@@ -249,15 +272,31 @@ static int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rentry)
 		return -EINVAL;
 	um = container_of(rentry, struct kiwi_umap, rdma);
+	priv = kzalloc(sizeof(*priv), GFP_KERNEL);
+	if (!priv) {
+		rv = -ENOMEM;
+		goto out;
+	}
 	/*
-	 * Page by page: the ring is not VM_USERMAP memory (see
-	 * kiwi_ring_alloc()), so remap_vmalloc_range() would refuse it.
+	 * Page by page, as PFN mappings: the ring is not VM_USERMAP memory
+	 * (see kiwi_ring_alloc()), so remap_vmalloc_range() would refuse
+	 * it, and device removal revokes the mapping with zap_vma_ptes(),
+	 * which touches VM_PFNMAP areas only.  Such PTEs hold no page
+	 * reference: the ring's memory is kept by the mmap entry, which
+	 * ib_uverbs holds for every VMA it tracks (a fork's or a split's
+	 * copy too) until the VMA is unmapped or zapped (compat.h).  On
+	 * failure mmap() unmaps what was mapped; nothing is tracked.
 	 */
-	kiwi_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	for (off = 0, rv = 0; off < vma->vm_end - vma->vm_start && !rv;
 	     off += PAGE_SIZE)
-		rv = vm_insert_page(vma, vma->vm_start + off,
-				    vmalloc_to_page(um->mem + off));
+		rv = remap_pfn_range(vma, vma->vm_start + off,
+				     vmalloc_to_pfn(um->mem + off), PAGE_SIZE,
+				     vma->vm_page_prot);
+	if (!rv)
+		rdma_umap_priv_init(priv, vma, rentry);
+	else
+		kfree(priv);
+out:
 	rdma_user_mmap_entry_put(rentry);
 	return rv;
 }
@@ -300,6 +339,9 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
 	}
 	r->mem = um->mem;
 	r->mentry = &um->rdma;
+	/* the provider's sign that the ring is still kiwi's (kiwi-abi.h) */
+	WRITE_ONCE(*(u32 *)(kiwi_ring_ctrl(r) + KIWI_CTRL_ALIVE_OFFSET),
+		   get_random_u32() | 1);
 	return 0;
 }
 
@@ -404,6 +446,7 @@ const struct ib_device_ops kiwi_dev_ops = {
 	.destroy_cq = kiwi_destroy_cq,
 	.destroy_qp = kiwi_destroy_qp,
 	.destroy_srq = kiwi_destroy_srq,
+	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.get_dma_mr = kiwi_get_dma_mr,
 	.get_port_immutable = kiwi_get_port_immutable,
 	.iw_accept = kiwi_iw_accept,

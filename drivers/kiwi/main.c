@@ -334,6 +334,12 @@ static int __init kiwi_init(void)
 	BUILD_BUG_ON(sizeof(struct kiwi_cq_ctrl) != KIWI_RING_CTRL_SIZE);
 	BUILD_BUG_ON(sizeof(struct kiwi_sq_ctrl) != KIWI_RING_CTRL_SIZE);
 	BUILD_BUG_ON(sizeof(struct kiwi_rq_ctrl) != KIWI_RING_CTRL_SIZE);
+	BUILD_BUG_ON(offsetof(struct kiwi_cq_ctrl, alive) !=
+		     KIWI_CTRL_ALIVE_OFFSET);
+	BUILD_BUG_ON(offsetof(struct kiwi_sq_ctrl, alive) !=
+		     KIWI_CTRL_ALIVE_OFFSET);
+	BUILD_BUG_ON(offsetof(struct kiwi_rq_ctrl, alive) !=
+		     KIWI_CTRL_ALIVE_OFFSET);
 	BUILD_BUG_ON(KIWI_MAX_MR >= 1 << 24);	/* index field of the STag */
 
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);

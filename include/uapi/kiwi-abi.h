@@ -141,10 +141,25 @@ struct kiwi_cqe {
 #define KIWI_NOTIFY_SOLICITED	(1 << 0)
 #define KIWI_NOTIFY_NEXT	(1 << 1)
 
-/* Control blocks, each 64 bytes, placed after the last slot of a ring. */
+/*
+ * Control blocks, each 64 bytes, placed after the last slot of a ring.
+ *
+ * alive (kernel -> provider), the last word of every control block: a
+ * random non-zero value the kernel writes when it creates a user ring and
+ * never changes.  When the device goes away (rdma link del, netdev
+ * deletion, rmmod) ib_uverbs replaces every page of the process's ring
+ * mappings by one zeroed page of its own, the same for all rings and
+ * offsets, into which the provider's own stores then land.  A provider
+ * that remembers the word at mmap() time and finds it changed knows the
+ * ring is gone: it posts nothing (EIO) and returns no completion (nothing
+ * it reads there came from the kernel).  Added within ABI version 1:
+ * the word used to be reserved and 0, which a provider takes as "no
+ * liveness word" (an older kernel), and an older provider ignores it.
+ */
 struct kiwi_cq_ctrl {
 	__u32 notify;			/* KIWI_NOTIFY_*, provider -> kernel */
-	__u32 reserved[15];
+	__u32 reserved[14];
+	__u32 alive;
 };
 
 /*
@@ -164,7 +179,8 @@ struct kiwi_cq_ctrl {
  */
 struct kiwi_sq_ctrl {
 	__u32 engine_busy;
-	__u32 reserved[15];
+	__u32 reserved[14];
+	__u32 alive;
 };
 
 /*
@@ -179,8 +195,12 @@ struct kiwi_sq_ctrl {
  */
 struct kiwi_rq_ctrl {
 	__u32 flush;
-	__u32 reserved[15];
+	__u32 reserved[14];
+	__u32 alive;
 };
+
+/* Where `alive' lies in every control block. */
+#define KIWI_CTRL_ALIVE_OFFSET	60
 
 /* ib_uverbs driver data: requests (provider -> kernel) and responses. */
 
