@@ -174,6 +174,7 @@ struct kiwi_srq {
 struct kiwi_ord_ent {
 	u64 id;
 	struct kiwi_mr *mr;		/* sink MR, referenced; NULL: 0 bytes */
+	u32 gen;			/* mr's generation when it was checked */
 	u32 sink_stag;
 	u64 sink_to;
 	u32 len;
@@ -187,6 +188,7 @@ struct kiwi_ord_ent {
 /* A Read Request the peer sent, answered by tx in order (IRD). */
 struct kiwi_ird_ent {
 	struct kiwi_mr *mr;		/* source MR, referenced; NULL: 0 bytes */
+	u32 gen;			/* mr's generation when it was checked */
 	u64 src_to;
 	u32 sink_stag;
 	u64 sink_to;
@@ -198,6 +200,7 @@ struct kiwi_ird_ent {
 struct kiwi_rx_send {
 	struct kiwi_rqe rqe;		/* validated copy */
 	struct kiwi_mr *mr[KIWI_MAX_SGE];
+	u32 gen[KIWI_MAX_SGE];		/* their generations when checked */
 	u32 total;			/* bytes the RQE can take */
 	u32 placed;
 	u32 sge;			/* cursor: SGE index and offset in it */
@@ -214,6 +217,7 @@ struct kiwi_rx_send {
 struct kiwi_cur {
 	struct kiwi_sge sg[KIWI_MAX_SGE];
 	struct kiwi_mr *mr[KIWI_MAX_SGE];
+	u32 gen[KIWI_MAX_SGE];		/* their generations when checked */
 	u32 nsge;
 	u32 idx;
 	u32 off;
@@ -264,6 +268,10 @@ struct kiwi_txs {
 	/* the batch handed to one kernel_sendmsg(), resumable */
 	struct kvec iov[KIWI_TX_IOV];
 	struct page *pg[KIWI_TX_IOV];	/* iov[i] is sent by reference */
+	/* iov[i] points into iov_mr[i] as mapped at generation iov_gen[i] */
+	struct kiwi_mr *iov_mr[KIWI_TX_IOV];
+	u32 iov_gen[KIWI_TX_IOV];
+	bool stale;			/* a piece's mapping was already gone */
 	u32 niov;
 	u32 npg;			/* entries with a page */
 	u32 iov_done;			/* entries fully sent */
@@ -344,6 +352,7 @@ struct kiwi_qp {
 	struct kiwi_rx rx;
 	struct kiwi_rx_send rxs;
 	struct kiwi_mr *rx_mr;		/* destination of the tagged FPDU */
+	u32 rx_gen;			/* rx_mr's generation when checked */
 	u64 rx_to;
 	u8 rx_kind;			/* what the FPDU being parsed is */
 	bool rx_rtr;			/* it is the RTR (p2p responder) */
@@ -386,6 +395,14 @@ struct kiwi_mr {
 	int access;
 	u32 stag;
 	bool valid;			/* false after local/remote invalidate */
+	/*
+	 * Bumped by every invalidation, re-mapping and registration: what
+	 * the engines admitted (an IRD entry, a Write FPDU, a cursor) keeps
+	 * the generation it was checked at and compares it before each
+	 * piece it places or sends, so that nothing goes through a mapping
+	 * that was invalidated or replaced meanwhile (kiwi_mr_kaddr()).
+	 */
+	atomic_t gen;
 	struct page **upages;		/* KIWI_MR_USER: the umem's pages */
 	u32 nupages;
 	u32 upage_off;			/* offset of iova in upages[0] */
@@ -506,9 +523,16 @@ int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
 		     u32 max_sge);
 
 int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
-		  int access);
-void *kiwi_mr_kaddr(struct kiwi_mr *mr, u64 to, u32 *contig);
+		  int access, u32 *gen);
+void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig);
 void kiwi_mr_invalidate(struct kiwi_mr *mr);
+void kiwi_mr_bump(struct kiwi_mr *mr);
+
+/* The mapping admitted at generation gen is still the MR's (a snapshot). */
+static inline bool kiwi_mr_current(struct kiwi_mr *mr, u32 gen)
+{
+	return (u32)atomic_read(&mr->gen) == gen;
+}
 
 /* qp.c: engines' helpers */
 void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev);

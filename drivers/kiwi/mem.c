@@ -317,7 +317,8 @@ static int kiwi_set_page(struct ib_mr *ibmr, u64 addr)
 
 	if (mr->npages >= mr->max_pages)
 		return -ENOMEM;
-	mr->pages[mr->npages++] = addr;
+	WRITE_ONCE(mr->pages[mr->npages], addr);
+	WRITE_ONCE(mr->npages, mr->npages + 1);
 	return 0;
 }
 
@@ -328,7 +329,14 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 
 	if (mr->type != KIWI_MR_FAST_REG)
 		return -EINVAL;
-	mr->npages = 0;
+	/*
+	 * A new page list is no mapping until a REG_MR validates it; and
+	 * whatever the engines admitted under the old one must not follow
+	 * it into the new pages: invalid, and a new generation, before
+	 * pages[], iova and length change.
+	 */
+	kiwi_mr_invalidate(mr);
+	WRITE_ONCE(mr->npages, 0);
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
 }
 
@@ -339,14 +347,14 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * window.  So dereg_mr does not wait for them where it need not.
  *
  * A user MR's pages are pinned (and charged to the process) until its
- * last reference goes: what the engines accepted before the MR was
- * deregistered (the rest of a Send message, a Write FPDU, Read
- * Responses) may still use them, harmlessly to anyone but the process
- * that deregistered memory it still exposed, while new lookups fail (the
- * STag is gone, the MR invalid).  The last put unpins and frees; ib_core
- * does not touch the ib_mr after a successful dereg_mr, and the MR no
- * longer dereferences ibmr.pd (which may go now), it only compares the
- * pointer once it has found the MR valid.
+ * last reference goes, but nothing more is placed into or sent from
+ * them: deregistration invalidates the MR like any invalidation (a new
+ * generation), so what the engines accepted before (the rest of a Send
+ * message, a Write FPDU, Read Responses) stops at its next piece, and
+ * new lookups fail (the STag is gone).  The last put unpins and frees;
+ * ib_core does not touch the ib_mr after a successful dereg_mr, and the
+ * MR no longer dereferences ibmr.pd (which may go now), it only compares
+ * the pointer once it has found the MR valid.
  *
  * A kernel MR (fast registration, DMA) names memory its consumer frees
  * as soon as dereg_mr returns, so placing into it afterwards would
@@ -379,56 +387,108 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 /*
  * May the data path use [to, to + len) of mr for a QP of pd with these
  * rights?  -ENOENT: invalidated or not registered; -EPERM: another PD;
- * -EACCES: rights; -EFAULT: bounds.  The DMA MR is local only.
+ * -EACCES: rights; -EFAULT: bounds.  The DMA MR is local only.  On
+ * success *gen (if given) is the generation the answer holds for: the
+ * caller passes it to kiwi_mr_kaddr() for every piece.
  */
 int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
-		  int access)
+		  int access, u32 *gen)
 {
+	u32 g = atomic_read(&mr->gen);
+	int rv = 0;
+
+	/* seqcount-like: the fields read between two equal generations */
+	smp_rmb();
 	if (!READ_ONCE(mr->valid))
 		return -ENOENT;
 	if (mr->ibmr.pd != pd)
 		return -EPERM;
-	if (mr->type == KIWI_MR_DMA)
-		return access & (IB_ACCESS_REMOTE_READ |
-				 IB_ACCESS_REMOTE_WRITE) ? -EACCES : 0;
-	if ((READ_ONCE(mr->access) & access) != access)
-		return -EACCES;
-	if (to < mr->ibmr.iova || len > mr->ibmr.length ||
-	    to - mr->ibmr.iova > mr->ibmr.length - len)
-		return -EFAULT;
-	return 0;
+	if (mr->type == KIWI_MR_DMA) {
+		rv = access & (IB_ACCESS_REMOTE_READ |
+			       IB_ACCESS_REMOTE_WRITE) ? -EACCES : 0;
+	} else {
+		u64 iova = READ_ONCE(mr->ibmr.iova);
+		u64 length = READ_ONCE(mr->ibmr.length);
+
+		if ((READ_ONCE(mr->access) & access) != access)
+			return -EACCES;
+		if (to < iova || len > length || to - iova > length - len)
+			return -EFAULT;
+	}
+	/* the fields before the second look at the generation */
+	smp_rmb();
+	if (!kiwi_mr_current(mr, g))
+		return -ENOENT;		/* invalidated or re-mapped meanwhile */
+	if (gen)
+		*gen = g;
+	return rv;
 }
 
 /*
- * Kernel address of tagged offset to (checked by kiwi_mr_check) and how
- * many bytes are contiguous from there.  64-bit only: no highmem, so
- * page_address() serves for pinned user pages.
+ * Kernel address of tagged offset to (checked by kiwi_mr_check() at
+ * generation gen) and how many bytes are contiguous from there, or NULL
+ * if the MR was invalidated or re-mapped since (or to is outside the
+ * pages, which only a re-mapping can cause).  The generation is read
+ * after the mapping: a writer bumps it before it changes the mapping,
+ * so an address read from a changing mapping is never returned.
+ * 64-bit only: no highmem, so page_address() serves for pinned user
+ * pages.
  */
-void *kiwi_mr_kaddr(struct kiwi_mr *mr, u64 to, u32 *contig)
+void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig)
 {
-	u64 pos, off;
+	u64 pos, off, idx, base;
+	void *p;
 	u32 ps;
 
 	switch (mr->type) {
 	case KIWI_MR_USER:
 		pos = to - mr->ibmr.iova + mr->upage_off;
+		idx = pos >> PAGE_SHIFT;
+		if (idx >= mr->nupages)
+			return NULL;
 		off = pos & ~PAGE_MASK;
 		*contig = PAGE_SIZE - off;
-		return page_address(mr->upages[pos >> PAGE_SHIFT]) + off;
+		p = page_address(mr->upages[idx]) + off;
+		break;
 	case KIWI_MR_FAST_REG:
-		ps = mr->ibmr.page_size;
-		pos = to - (mr->ibmr.iova & ~(u64)(ps - 1));
+		ps = READ_ONCE(mr->ibmr.page_size);
+		if (!is_power_of_2(ps))
+			return NULL;
+		pos = to - (READ_ONCE(mr->ibmr.iova) & ~(u64)(ps - 1));
+		idx = pos >> __ffs(ps);
+		/* npages <= max_pages, the size of pages[] */
+		if (idx >= READ_ONCE(mr->npages))
+			return NULL;
+		base = READ_ONCE(mr->pages[idx]);
 		off = pos & (ps - 1);
 		*contig = ps - off;
-		return (void *)(uintptr_t)(mr->pages[pos >> ilog2(ps)] + off);
+		p = (void *)(uintptr_t)(base + off);
+		break;
 	case KIWI_MR_DMA:
 	default:
 		*contig = U32_MAX;
-		return (void *)(uintptr_t)to;
+		p = (void *)(uintptr_t)to;
+		break;
 	}
+	/* the mapping before the generation; kiwi_mr_bump() pairs */
+	smp_rmb();
+	return kiwi_mr_current(mr, gen) ? p : NULL;
 }
 
+/*
+ * A new generation: whatever was admitted under the old one stops at
+ * its next piece.  Ordered before the caller's changes to the mapping.
+ */
+void kiwi_mr_bump(struct kiwi_mr *mr)
+{
+	atomic_inc(&mr->gen);
+	/* the new generation before any change to the mapping */
+	smp_mb__after_atomic();
+}
+
+/* LOCAL_INV, remote invalidation, re-mapping, deregistration */
 void kiwi_mr_invalidate(struct kiwi_mr *mr)
 {
 	WRITE_ONCE(mr->valid, false);
+	kiwi_mr_bump(mr);
 }

@@ -147,7 +147,7 @@ static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 			goto bad;
 		rs->mr[i] = mr;
 		if (kiwi_mr_check(mr, qp->ibqp.pd, sge->addr, sge->length,
-				  IB_ACCESS_LOCAL_WRITE))
+				  IB_ACCESS_LOCAL_WRITE, &rs->gen[i]))
 			goto bad;
 	}
 	if (total > KIWI_MAX_MSG_SIZE)
@@ -208,11 +208,13 @@ static enum kiwi_err kiwi_rx_rresp(struct kiwi_qp *qp,
 		err = KIWI_ERR_DDP_T_BOUNDS;
 		goto out;
 	}
-	if (plen && (!e->mr || !READ_ONCE(e->mr->valid))) {
+	/* the sink as checked when the Read was posted, still mapped so */
+	if (plen && (!e->mr || !kiwi_mr_current(e->mr, e->gen))) {
 		err = KIWI_ERR_DDP_T_STAG;
 		goto out;
 	}
 	qp->rx_mr = e->mr;
+	qp->rx_gen = e->gen;
 	qp->rx_to = h->to;
 	qp->rx_kind = KIWI_RXK_RRESP;
 out:
@@ -226,6 +228,7 @@ static enum kiwi_err kiwi_rx_rreq(struct kiwi_qp *qp,
 	struct kiwi_ird_ent *e = &qp->rx_rreq;
 	struct kiwi_mr *mr = NULL;
 	unsigned long flags;
+	u32 gen = 0;
 	bool full;
 	int rv;
 
@@ -244,13 +247,14 @@ static enum kiwi_err kiwi_rx_rreq(struct kiwi_qp *qp,
 		if (!mr)
 			return KIWI_ERR_RDMAP_STAG;
 		rv = kiwi_mr_check(mr, qp->ibqp.pd, h->src_to, h->read_size,
-				   IB_ACCESS_REMOTE_READ);
+				   IB_ACCESS_REMOTE_READ, &gen);
 		if (rv) {
 			kiwi_mr_put(mr);
 			return kiwi_rx_mr_err(rv, true);
 		}
 	}
 	e->mr = mr;
+	e->gen = gen;
 	e->src_to = h->src_to;
 	e->sink_stag = h->sink_stag;
 	e->sink_to = h->sink_to;
@@ -258,6 +262,27 @@ static enum kiwi_err kiwi_rx_rreq(struct kiwi_qp *qp,
 	e->sent = 0;
 	qp->rx_kind = KIWI_RXK_RREQ;
 	return KIWI_OK;
+}
+
+/*
+ * May stag be invalidated for the QP?  For a Send with Invalidate
+ * (remote) only a fast-registration MR of the QP's PD, which its owner
+ * registers again; a user MR (ibv_reg_mr) could never be made valid
+ * again.  For the local invalidation of a Read with Invalidate, any MR
+ * of the PD but the DMA MR, as LOCAL_INV.  Returns the MR, referenced,
+ * or NULL.
+ */
+static struct kiwi_mr *kiwi_rx_inval_mr(struct kiwi_qp *qp, u32 stag,
+					bool remote)
+{
+	struct kiwi_mr *mr = kiwi_mr_get(qp->kdev, stag);
+
+	if (mr && mr->ibmr.pd == qp->ibqp.pd &&
+	    (remote ? mr->type == KIWI_MR_FAST_REG : mr->type != KIWI_MR_DMA))
+		return mr;
+	if (mr)
+		kiwi_mr_put(mr);
+	return NULL;
 }
 
 /* A segment's header: find and check its destination. */
@@ -291,7 +316,7 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 		if (!mr)
 			return KIWI_ERR_DDP_T_STAG;
 		rv = kiwi_mr_check(mr, qp->ibqp.pd, h->to, plen,
-				   IB_ACCESS_REMOTE_WRITE);
+				   IB_ACCESS_REMOTE_WRITE, &qp->rx_gen);
 		if (rv) {
 			kiwi_mr_put(mr);
 			return kiwi_rx_mr_err(rv, false);
@@ -319,6 +344,19 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 			qp->rxs.active = false;
 			return KIWI_ERR_DDP_U_TOOLONG;
 		}
+		/* a refused invalidation places nothing of the last segment */
+		if (h->last && (h->opcode == KIWI_RDMAP_SEND_INV ||
+				h->opcode == KIWI_RDMAP_SEND_SE_INV)) {
+			mr = kiwi_rx_inval_mr(qp, h->inval_stag, true);
+			if (!mr) {
+				kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
+					   IB_WC_REM_INV_REQ_ERR, 0, 0);
+				kiwi_rx_put_sges(qp->rxs.mr);
+				qp->rxs.active = false;
+				return KIWI_ERR_RDMAP_INVALIDATE;
+			}
+			kiwi_mr_put(mr);
+		}
 		qp->rx_kind = KIWI_RXK_SEND;
 		return KIWI_OK;
 	case KIWI_RDMAP_READ_REQ:
@@ -338,7 +376,14 @@ static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
 	kiwi_rx_crc_data(&qp->rx, dst, n);
 }
 
-static void kiwi_rx_place(struct kiwi_qp *qp, const u8 *src, u32 len)
+/*
+ * Place a piece of the FPDU's payload.  Each piece goes through the
+ * mapping its MR had when the header was checked, or nowhere: an MR
+ * invalidated or re-mapped since (by its owner, or by a Send with
+ * Invalidate on another connection) stops the FPDU with an error.
+ */
+static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
+				   u32 len)
 {
 	struct kiwi_rx_send *rs = &qp->rxs;
 	u32 contig, n;
@@ -349,7 +394,10 @@ static void kiwi_rx_place(struct kiwi_qp *qp, const u8 *src, u32 len)
 	case KIWI_RXK_WRITE:
 	case KIWI_RXK_RRESP:
 		while (len) {
-			dst = kiwi_mr_kaddr(qp->rx_mr, qp->rx_to, &contig);
+			dst = kiwi_mr_kaddr(qp->rx_mr, qp->rx_gen, qp->rx_to,
+					    &contig);
+			if (!dst)
+				return KIWI_ERR_DDP_T_STAG;
 			n = min(len, contig);
 			kiwi_rx_copy(qp, dst, src, n);
 			qp->rx_to += n;
@@ -366,8 +414,16 @@ static void kiwi_rx_place(struct kiwi_qp *qp, const u8 *src, u32 len)
 				rs->sge_off = 0;
 				continue;
 			}
-			dst = kiwi_mr_kaddr(rs->mr[rs->sge],
+			dst = kiwi_mr_kaddr(rs->mr[rs->sge], rs->gen[rs->sge],
 					    sge->addr + rs->sge_off, &contig);
+			if (!dst) {
+				/* the receive's own buffer went: its error */
+				kiwi_rx_wc(qp, rs->rqe.id, rs->placed,
+					   IB_WC_LOC_PROT_ERR, 0, 0);
+				kiwi_rx_put_sges(rs->mr);
+				rs->active = false;
+				return KIWI_ERR_DDP_LOCAL;
+			}
 			n = min3(len, contig, sge->length - rs->sge_off);
 			kiwi_rx_copy(qp, dst, src, n);
 			rs->sge_off += n;
@@ -381,18 +437,20 @@ static void kiwi_rx_place(struct kiwi_qp *qp, const u8 *src, u32 len)
 		kiwi_rx_crc_data(&qp->rx, src, len);
 		break;
 	}
+	return KIWI_OK;
 }
 
-static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool *ok)
+/* Invalidate stag for the QP if kiwi_rx_inval_mr() allows it. */
+static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote,
+			       bool *ok)
 {
-	struct kiwi_mr *mr = kiwi_mr_get(qp->kdev, stag);
+	struct kiwi_mr *mr = kiwi_rx_inval_mr(qp, stag, remote);
 
-	*ok = mr && mr->ibmr.pd == qp->ibqp.pd && mr->type != KIWI_MR_DMA;
-
-	if (*ok)
+	*ok = mr != NULL;
+	if (mr) {
 		kiwi_mr_invalidate(mr);
-	if (mr)
 		kiwi_mr_put(mr);
+	}
 }
 
 static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
@@ -424,7 +482,7 @@ static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 	if (mr)
 		kiwi_mr_put(mr);
 	if (wc.opcode == KIWI_OP_READ_LOCAL_INV) {
-		kiwi_rx_invalidate(qp, wc.inval_stag, &ok);
+		kiwi_rx_invalidate(qp, wc.inval_stag, false, &ok);
 		if (!ok)
 			wc.status = IB_WC_MW_BIND_ERR;
 	}
@@ -449,7 +507,7 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 	if (h->opcode == KIWI_RDMAP_SEND_INV ||
 	    h->opcode == KIWI_RDMAP_SEND_SE_INV) {
 		inval = h->inval_stag;
-		kiwi_rx_invalidate(qp, inval, &ok);
+		kiwi_rx_invalidate(qp, inval, true, &ok);
 		flags |= KIWI_CQE_INVALIDATED;
 	}
 	kiwi_rx_put_sges(rs->mr);
@@ -554,7 +612,12 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 			}
 			break;
 		case KIWI_RX_DATA:
-			kiwi_rx_place(qp, buf + off + ev.off, ev.len);
+			err = kiwi_rx_place(qp, buf + off + ev.off, ev.len);
+			if (err) {
+				kiwi_rx_abort_fpdu(qp);
+				kiwi_rx_fail(qp, err, true);
+				return false;
+			}
 			break;
 		case KIWI_RX_DONE:
 			kiwi_rx_done(qp);

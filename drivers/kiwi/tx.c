@@ -155,7 +155,11 @@ static bool kiwi_tx_idle(struct kiwi_qp *qp)
 
 /* ---- payload cursor ---- */
 
-/* contiguous bytes at the cursor, at most max; 0 at the end */
+/*
+ * Contiguous bytes at the cursor, at most max; 0 at the end.  *p is NULL
+ * if the piece's MR was invalidated or re-mapped since it was checked:
+ * the piece is then at most a page, of which nothing may be sent.
+ */
 static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
 {
 	struct kiwi_sge *s;
@@ -170,9 +174,12 @@ static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
 	s = &c->sg[c->idx];
 	left = s->length - c->off;
 	if (c->mr[c->idx]) {
-		*p = kiwi_mr_kaddr(c->mr[c->idx], s->addr + c->off, &contig);
+		*p = kiwi_mr_kaddr(c->mr[c->idx], c->gen[c->idx],
+				   s->addr + c->off, &contig);
+		if (!*p)
+			contig = PAGE_SIZE;
 		/* one page per piece: each may go to TCP by reference */
-		if (c->zc)
+		else if (c->zc)
 			contig = min_t(u32, contig,
 				       PAGE_SIZE - offset_in_page(*p));
 	} else {
@@ -180,6 +187,17 @@ static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
 		contig = left;
 	}
 	return min3(max, left, contig);
+}
+
+/* Was an MR of the cursor invalidated or re-mapped since it was checked? */
+static bool kiwi_cur_stale(const struct kiwi_cur *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->nsge; i++)
+		if (c->mr[i] && !kiwi_mr_current(c->mr[i], c->gen[i]))
+			return true;
+	return false;
 }
 
 /* how many of want bytes fit into at most pieces kvecs */
@@ -222,16 +240,20 @@ static void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
 
 /* ---- the batch ---- */
 
+/* n bytes at p, of mr as mapped at generation gen (mr NULL: not an MR's) */
 static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
-			 struct page *pg)
+			 struct page *pg, struct kiwi_mr *mr, u32 gen)
 {
-	struct kvec *v = txs->niov ? &txs->iov[txs->niov - 1] : NULL;
+	u32 last = txs->niov - 1;
+	struct kvec *v = txs->niov ? &txs->iov[last] : NULL;
 
-	if (v && txs->pg[txs->niov - 1] == pg &&
-	    v->iov_base + v->iov_len == p) {
+	if (v && txs->pg[last] == pg && txs->iov_mr[last] == mr &&
+	    txs->iov_gen[last] == gen && v->iov_base + v->iov_len == p) {
 		v->iov_len += n;
 	} else {
 		txs->pg[txs->niov] = pg;
+		txs->iov_mr[txs->niov] = mr;
+		txs->iov_gen[txs->niov] = gen;
 		if (pg)
 			txs->npg++;
 		v = &txs->iov[txs->niov++];
@@ -295,9 +317,10 @@ static struct page *kiwi_zc_page(void *p)
 static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 			     void *p, u32 m)
 {
+	struct kiwi_mr *mr = cur->mr[cur->idx];
 	u8 *fb;
 
-	if (!cur->mr[cur->idx]) {
+	if (!mr) {
 		/*
 		 * Inline data lives in the WR's copy, which the next WR
 		 * overwrites before this batch may be sent: copy it to the
@@ -306,10 +329,11 @@ static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 		fb = txs->fbuf + txs->flen;
 		memcpy(fb, p, m);
 		txs->flen += m;
-		kiwi_iov_add(txs, fb, m, NULL);
+		kiwi_iov_add(txs, fb, m, NULL, NULL, 0);
 		return;
 	}
-	kiwi_iov_add(txs, p, m, cur->zc ? kiwi_zc_page(p) : NULL);
+	kiwi_iov_add(txs, p, m, cur->zc ? kiwi_zc_page(p) : NULL, mr,
+		     cur->gen[cur->idx]);
 }
 
 /* payload bytes the next FPDU of h may carry, given the batch's room */
@@ -338,12 +362,21 @@ static int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		n = kiwi_tx_next(&txs->fr, fb, &take);
 		if (n) {
 			txs->flen += n;
-			kiwi_iov_add(txs, fb, n, NULL);
+			kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
 		}
 		while (take) {
 			m = kiwi_cur_piece(cur, take, &p);
 			if (WARN_ON_ONCE(!m))
 				return -EFAULT;
+			if (!p) {
+				/*
+				 * Invalidated or re-mapped under us: frame
+				 * zeros (no address of the new mapping is
+				 * known), and never send this batch.
+				 */
+				txs->stale = true;
+				p = page_address(ZERO_PAGE(0));
+			}
 			kiwi_payload_add(txs, cur, p, m);
 			kiwi_tx_crc_data(&txs->fr, p, m);
 			cur->off += m;
@@ -426,6 +459,26 @@ static void kiwi_batch_complete(struct kiwi_qp *qp)
  */
 #define KIWI_TX_YIELD	1
 
+/*
+ * Does what is left of the batch point into a mapping that was
+ * invalidated or replaced since it was framed?  Then none of it may go:
+ * TCP copies (or references) the bytes only when it takes them.
+ */
+static bool kiwi_batch_stale(struct kiwi_txs *txs)
+{
+	u32 i;
+
+	if (txs->stale)
+		return true;
+	/* the addresses were read before these generations */
+	smp_rmb();
+	for (i = txs->iov_done; i < txs->niov; i++)
+		if (txs->iov_mr[i] &&
+		    !kiwi_mr_current(txs->iov_mr[i], txs->iov_gen[i]))
+			return true;
+	return false;
+}
+
 static int kiwi_batch_push(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -435,6 +488,12 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 	u32 i;
 
 	while (txs->iov_done < txs->niov) {
+		/*
+		 * Maybe part of an FPDU is out already: no Terminate can
+		 * follow it, the connection is reset instead.
+		 */
+		if (kiwi_batch_stale(txs))
+			return -ESTALE;
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
 			(txs->more ? MSG_MORE : 0);
 		if (txs->npg)
@@ -481,6 +540,7 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 	txs->iov_done = 0;
 	txs->bytes = 0;
 	txs->flen = 0;
+	txs->stale = false;
 	/* TCP has copied the data or holds its own page references */
 	for (i = 0; i < txs->nmrs; i++)
 		kiwi_mr_put(txs->mrs[i]);
@@ -523,6 +583,7 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 	txs->iov_done = 0;
 	txs->bytes = 0;
 	txs->flen = 0;
+	txs->stale = false;
 }
 
 /* ---- SQ work requests ---- */
@@ -609,7 +670,7 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 			return IB_WC_LOC_PROT_ERR;
 		c->mr[i] = mr;
 		if (kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
-				  c->sg[i].length, access))
+				  c->sg[i].length, access, &c->gen[i]))
 			return IB_WC_LOC_PROT_ERR;
 	}
 	if (total > KIWI_MAX_MSG_SIZE)
@@ -631,6 +692,8 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 		    kiwi_mr_access_ok(sqe->reg.access))
 			return IB_WC_LOC_PROT_ERR;
 		stag = (mr->stag & ~0xffU) | (sqe->reg.key & 0xff);
+		/* nothing admitted before this registration carries over */
+		kiwi_mr_bump(mr);
 		WRITE_ONCE(mr->access, sqe->reg.access);
 		WRITE_ONCE(mr->stag, stag);
 		mr->ibmr.lkey = stag;
@@ -668,11 +731,17 @@ static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
 }
 
-enum { KIWI_NEXT_NONE, KIWI_NEXT_WR, KIWI_NEXT_AGAIN, KIWI_NEXT_FAIL };
+enum {
+	KIWI_NEXT_NONE, KIWI_NEXT_WR, KIWI_NEXT_AGAIN, KIWI_NEXT_FAIL,
+	KIWI_NEXT_PUSH,
+};
 
 /*
  * Take the next SQE if the QP may process it: not while ORD Reads are
- * outstanding for a fenced WR or a Read beyond ORD.
+ * outstanding for a fenced WR or a Read beyond ORD.  A memory operation
+ * waits until the batch is in TCP's hands (KIWI_NEXT_PUSH): the WRs
+ * before it were framed from the mapping it is about to invalidate or
+ * replace, and a batch framed from an older generation is never sent.
  */
 static int kiwi_tx_take(struct kiwi_qp *qp)
 {
@@ -701,6 +770,11 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	     w->sqe.opcode == KIWI_OP_READ_LOCAL_INV) && reads >= qp->ord_max)
 		goto none;
 	qp->txs->ord_wait = false;
+	if ((w->sqe.opcode == KIWI_OP_REG_MR ||
+	     w->sqe.opcode == KIWI_OP_LOCAL_INV) && qp->txs->niov) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return KIWI_NEXT_PUSH;
+	}
 	kiwi_slot_set(&slot->flags, 0);
 	w->seq = qp->sq_cons++;
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -755,6 +829,7 @@ static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	e = &qp->ordq[qp->ord_head % KIWI_MAX_ORD];
 	e->id = sqe->id;
 	e->mr = w->cur.mr[0];		/* the reference moves to ORD */
+	e->gen = w->cur.gen[0];
 	w->cur.mr[0] = NULL;
 	e->sink_stag = h.sink_stag;
 	e->sink_to = h.sink_to;
@@ -785,6 +860,9 @@ static int kiwi_tx_msg(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u32 room)
 	u32 len;
 	int rv;
 
+	/* a source invalidated or re-mapped by its owner mid-message */
+	if (kiwi_cur_stale(&w->cur))
+		return -ESTALE;
 	switch (sqe->opcode) {
 	case KIWI_OP_WRITE:
 		kiwi_hdr_init(&h, KIWI_RDMAP_WRITE);
@@ -822,7 +900,11 @@ static int kiwi_tx_msg(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u32 room)
 	return 0;
 }
 
-/* Next FPDU of the oldest Read Response; false if none is due. */
+/*
+ * Next FPDU of the oldest Read Response: 1, or 0 if none is due,
+ * -ENOSPC if the batch has no room, -ESTALE if its source is no longer
+ * what the Request was checked against.
+ */
 static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -842,11 +924,15 @@ static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 	e = &qp->irdq[qp->ird_tail % KIWI_MAX_IRD];
 	spin_unlock_irqrestore(&qp->lock, flags);
 
+	/* the source was invalidated or re-mapped after the Request came */
+	if (e->mr && !kiwi_mr_current(e->mr, e->gen))
+		return -ESTALE;
 	memset(c, 0, sizeof(*c));
 	c->nsge = 1;
 	c->sg[0].addr = e->src_to + e->sent;
 	c->sg[0].length = e->len - e->sent;
 	c->mr[0] = e->mr;
+	c->gen[0] = e->gen;
 	c->zc = kiwi_tx_zc_ok(txs);
 	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
 	h.stag = e->sink_stag;
@@ -916,6 +1002,11 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 			continue;
 		}
 		rv = kiwi_tx_rresp(qp, room);
+		if (rv == -ESTALE) {
+			/* RFC 5040: the Request's STag is invalid now */
+			kiwi_rx_fail(qp, KIWI_ERR_RDMAP_STAG, false);
+			return added;
+		}
 		if (rv < 0)
 			goto full;
 		if (rv) {
@@ -926,6 +1017,11 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 			rv = kiwi_tx_take(qp);
 			if (rv == KIWI_NEXT_NONE || rv == KIWI_NEXT_FAIL)
 				return added;
+			if (rv == KIWI_NEXT_PUSH) {
+				/* no MSG_MORE for what waits on this batch */
+				txs->more = kiwi_tx_rresp_due(qp);
+				return added;
+			}
 			if (rv == KIWI_NEXT_AGAIN)
 				continue;
 		}
@@ -937,7 +1033,8 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 		if (rv == -ENOSPC)
 			goto full;
 		if (rv) {
-			kiwi_tx_wr_fail(qp, w, IB_WC_LOC_QP_OP_ERR);
+			kiwi_tx_wr_fail(qp, w, rv == -ESTALE ? IB_WC_LOC_PROT_ERR :
+					IB_WC_LOC_QP_OP_ERR);
 			return added;
 		}
 		added++;

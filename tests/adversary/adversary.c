@@ -196,6 +196,10 @@ enum phase { PH_MPA, PH_FPDU };
 /*
  * OUT_HOLD: valid FPDUs that leave kiwi holding the victim's MRs; the
  * connection is then held open, unread, until we are told to let go.
+ *
+ * OUT_DRAIN: the same, but on SIGTERM (the victim has invalidated its MRs
+ * meanwhile) the rest of the stream goes, the window opens, and kiwi must
+ * send no more of what it admitted before the invalidation.
  */
 /*
  * OUT_REQ: kiwi is the requester: the victim posts Sends and Reads once
@@ -203,7 +207,7 @@ enum phase { PH_MPA, PH_FPDU };
  * the Terminate kiwi must send back, KIWI_OK for none).
  */
 enum outcome { OUT_CLOSE, OUT_REJECT, OUT_TERM, OUT_OK, OUT_SILENT, OUT_HOLD,
-	       OUT_REQ };
+	       OUT_REQ, OUT_DRAIN };
 
 /* OUT_REQ: how we end the stream after the scenario's bytes */
 enum cut { CUT_NONE, CUT_RST, CUT_FIN };
@@ -254,6 +258,8 @@ struct run {
 	u32 nsend;
 	u32 nrreq;
 	struct kiwi_hdr rreq[REQ_READS];
+	u32 hold_at;			/* OUT_DRAIN: this much before holding */
+	u32 drain_total;		/* OUT_DRAIN: Read Response bytes asked */
 	char pd[600];
 	u32 pd_len;
 };
@@ -709,8 +715,62 @@ static int sc_send_long(struct run *r, struct buf *b)
 	return 0;
 }
 
+/*
+ * send-inv-user-mr (security issue, point 9): a Send with Invalidate
+ * naming the writable MR, which the victim registered with ibv_reg_mr():
+ * only fast-registration MRs may be invalidated remotely, since nothing
+ * can make a user MR valid again.  The control scenario, which comes
+ * after it, then still writes into that MR.
+ */
+static int sc_send_inv(struct run *r, struct buf *b)
+{
+	struct kiwi_hdr h;
+
+	kiwi_hdr_init(&h, KIWI_RDMAP_SEND_INV);
+	h.inval_stag = r->o->v.stag;
+	put_fpdu(r, b, &h, ctl_msg, 16, true);
+	return 0;
+}
+
 #define HOLD_READ	(4U << 20)
 #define HOLD_WRITE	1024
+
+/*
+ * inval-held (security issue, point 2): IRD Read Requests of 4 MiB from
+ * the RO MR behind our nearly closed window, and a Write FPDU into the
+ * writable MR cut after about half its payload.  While we hold, the
+ * victim invalidates both MRs (deregisters them: the case sends it
+ * SIGUSR1); then we send the rest of the Write and read everything.
+ * kiwi must place none of the Write's rest (the victim counts its bytes)
+ * and send none of the Read Responses beyond what it had handed to TCP
+ * before the invalidation: a Terminate or a reset ends the stream.
+ */
+static int sc_inval_held(struct run *r, struct buf *b)
+{
+	const struct victim *v = &r->o->v;
+	u32 ird = r->res.peer_ird, size, i, at;
+	u8 data[HOLD_WRITE];
+	struct kiwi_hdr h;
+
+	size = v->ro_len < HOLD_READ ? v->ro_len : HOLD_READ;
+	if (ird < 1 || ird > IRD_MAX_TRIED || size < (1U << 20) ||
+	    v->len < HOLD_WRITE)
+		return -1;
+	for (i = 1; i <= ird; i++) {
+		hdr_rreq(r, &h, i, v->ro_stag, v->ro_addr, size);
+		put_fpdu(r, b, &h, NULL, 0, false);
+	}
+	for (i = 0; i < HOLD_WRITE; i++)
+		data[i] = kiwi_adv_wpattern(i, 0x3c);
+	at = b->len;
+	hdr_write(r, &h, v->stag, v->addr);
+	put_fpdu(r, b, &h, data, HOLD_WRITE, false);
+	/* the header and about half the payload before the invalidation */
+	r->hold_at = at + (b->len - at) / 2;
+	r->drain_total = ird * size;
+	r->src_off = 0;
+	return 0;
+}
 
 /*
  * dereg-held (issue 12, point 5): valid FPDUs after which kiwi keeps a
@@ -971,6 +1031,9 @@ static const struct scen scens[] = {
 	{ .name = "mpa-no-crc", .what = "MPA Request without CRC",
 	  .phase = PH_MPA, .out = OUT_REJECT, .err = KIWI_ERR_MPA_NOCRC,
 	  .recvs = -1, .kiwi_crc_required = true, .mpa = mpa_nocrc },
+	/* before control, which then writes into the same MR */
+	FP("send-inv-user-mr", "Send with Invalidate naming an ibv_reg_mr() MR",
+	   KIWI_ERR_RDMAP_INVALIDATE, sc_send_inv),
 	{ .name = "control", .what = "valid Write, Read Request and Sends",
 	  .phase = PH_FPDU, .out = OUT_OK, .recvs = -1, .nfpdu = 4,
 	  .fpdu = sc_control },
@@ -1061,6 +1124,12 @@ static const struct scen scens[] = {
 	  .phase = PH_FPDU, .out = OUT_HOLD, .recvs = -1, .small_rcvbuf = true,
 	  .nfpdu = 5 /* the model victim's IRD + the Send's first FPDU */,
 	  .fpdu = sc_dereg_held },
+	/* only when named in --only: it needs the victim's MRs invalidated */
+	{ .name = "inval-held",
+	  .what = "Read Responses and half a Write in flight when the victim invalidates its MRs",
+	  .phase = PH_FPDU, .out = OUT_DRAIN, .recvs = -1, .small_rcvbuf = true,
+	  .nfpdu = 5 /* the model victim's IRD + the Write */,
+	  .fpdu = sc_inval_held },
 };
 
 #define NSCEN (sizeof(scens) / sizeof(scens[0]))
@@ -1069,6 +1138,7 @@ static const char *const outcome_name[] = {
 	[OUT_CLOSE] = "close", [OUT_REJECT] = "reject", [OUT_TERM] = "term",
 	[OUT_OK] = "ok", [OUT_SILENT] = "silent", [OUT_HOLD] = "hold",
 	[OUT_REQ] = "req",
+	[OUT_DRAIN] = "drain",
 };
 
 static bool scen_applies(const struct scen *s, bool crc, u8 kiwi_crc,
@@ -1558,6 +1628,131 @@ static void live_hold(struct run *r, int fd, const char *label)
 }
 
 /*
+ * What kiwi sent after an invalidation: Read Response FPDUs carrying the
+ * RO MR's bytes in order, then at most a Terminate, then nothing; the
+ * stream may stop inside an FPDU (a reset).  Returns the Read Response
+ * payload bytes, or -1 if anything else came.
+ */
+static long long drain_check(const struct run *r, const u8 *p, u32 len)
+{
+	struct kiwi_rx_cfg rc = { .crc = r->res.crc,
+				  .markers = r->res.markers_rx };
+	struct kiwi_rx rx;
+	struct kiwi_rx_event ev;
+	long long got = 0;
+	bool in_resp = false, term = false;
+	u64 to = 0;
+	u32 off = 0, i;
+
+	kiwi_rx_init(&rx, &rc);
+	while (off < len) {
+		u32 used = kiwi_rx_feed(&rx, p + off, len - off, &ev);
+
+		switch (ev.type) {
+		case KIWI_RX_HDR:
+			if (term) {
+				diag("an FPDU after kiwi's Terminate");
+				return -1;
+			}
+			if (ev.hdr->opcode == KIWI_RDMAP_TERMINATE) {
+				const struct kiwi_term_info *t = &ev.hdr->term;
+
+				diag("then kiwi's Terminate layer %u type %u code 0x%02x",
+				     t->layer, t->etype, t->ecode);
+				term = true;
+				break;
+			}
+			if (ev.hdr->opcode != KIWI_RDMAP_READ_RESP ||
+			    ev.hdr->stag != r->sink_stag) {
+				diag("an FPDU with opcode %u", ev.hdr->opcode);
+				return -1;
+			}
+			in_resp = true;
+			to = ev.hdr->to;
+			break;
+		case KIWI_RX_DATA:
+			kiwi_rx_crc_data(&rx, p + off + ev.off, ev.len);
+			for (i = 0; in_resp && i < ev.len; i++) {
+				/* the Requests all read from offset 0 */
+				u64 at = to - r->sink_to + i;
+
+				if (p[off + ev.off + i] != kiwi_adv_pattern(at)) {
+					diag("Read Response byte at source offset %llu is 0x%02x, not 0x%02x",
+					     (unsigned long long)at,
+					     p[off + ev.off + i],
+					     kiwi_adv_pattern(at));
+					return -1;
+				}
+			}
+			if (in_resp)
+				got += ev.len;
+			to += ev.len;
+			break;
+		case KIWI_RX_DONE:
+			in_resp = false;
+			break;
+		case KIWI_RX_ERROR:
+			diag("an FPDU the core refuses: %s",
+			     kiwi_err_desc(ev.err)->name);
+			return -1;
+		case KIWI_RX_MORE:
+			break;
+		}
+		off += used;
+	}
+	return got;
+}
+
+/*
+ * OUT_DRAIN, the first hold_at bytes sent: hold as live_hold() does
+ * until SIGTERM or SIGINT (the case's signal that the victim's MRs are
+ * invalidated; timeout(1) passes these on), then the rest, then read
+ * everything with the window open.
+ */
+static void live_drain(struct run *r, int fd, const char *label,
+		       const u8 *rest, u32 rest_len)
+{
+	struct sigaction sa = { .sa_handler = on_release };
+	struct buf got = { 0 };
+	long long until, n;
+	int unread = 0, big = 8 << 20;
+	enum end e;
+
+	/*
+	 * Kept to the end: timeout(1) passes a signal on to us and to its
+	 * process group, and on a loaded host the second copy may come
+	 * after we went on.
+	 */
+	released = 0;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	usleep(1000 * 1000);
+	if (ioctl(fd, FIONREAD, &unread))
+		unread = -1;
+	tap_ok(unread > 0, "%s: kiwi started its Read Responses (%d bytes unread here)",
+	    label, unread);
+	diag("holding the connection");
+	until = now_ms() + 6LL * r->o->timeout_ms;
+	while (!released && now_ms() < until)
+		usleep(50 * 1000);
+	tap_ok(released, "%s: held until the victim's MRs were invalidated",
+	    label);
+	if (send_all(fd, rest, rest_len, now_ms() + r->o->timeout_ms))
+		diag("sending the rest of the Write failed (kiwi closed?)");
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	e = read_all(fd, &got, now_ms() + 4LL * r->o->timeout_ms, 0);
+	n = drain_check(r, got.p, got.len);
+	diag("%lld of the %u Read Response bytes asked came (%u bytes in all)",
+	     n, r->drain_total, got.len);
+	tap_ok(n >= 0 && n < r->drain_total,
+	    "%s: %s: kiwi sends only the RO MR's bytes and stops its Read Responses short",
+	    label, r->s->what);
+	tap_ok(e == END_EOF || e == END_RST,
+	    "%s: then the connection is closed (%s)", label, end_name(e));
+	buf_free(&got);
+}
+
+/*
  * A valid MPA Request, and kiwi's Reply parsed by the core; what follows
  * the Reply stays in got, exp_rep is the Reply kiwi must have sent and
  * *used its length.  0, or -1 (explained) when there was no usable Reply.
@@ -1630,7 +1825,8 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 		term_desc(r->s->err, what, sizeof(what));
 
 	rv = mpa_start(r, fd, &got, &exp_rep, &used, deadline);
-	if (r->s->out == OUT_OK || r->s->out == OUT_HOLD) {
+	if (r->s->out == OUT_OK || r->s->out == OUT_HOLD ||
+	    r->s->out == OUT_DRAIN) {
 		bool same = used == exp_rep.len && !memcmp(got.p, exp_rep.p, used);
 
 		tap_ok(!rv && same,
@@ -1659,6 +1855,14 @@ static void live_fpdu(struct run *r, int fd, const char *label)
 	}
 	if (r->s->out == OUT_TERM)
 		expect_term(r);
+	if (r->s->out == OUT_DRAIN) {
+		rv = send_some(fd, out.p, r->hold_at, deadline);
+		if (rv)
+			diag("sending: %s", strerror(-rv));
+		live_drain(r, fd, label, out.p + r->hold_at,
+			   out.len - r->hold_at);
+		goto out;
+	}
 	if (r->split) {
 		rv = send_some(fd, out.p, r->split, deadline);
 		usleep(1000 * 1000);
@@ -1904,7 +2108,7 @@ static int live(const struct opts *o)
 		    !scen_applies(s, o->crc, o->kiwi_crc, o->kiwi_markers))
 			continue;
 		/* it takes the victim's MRs away: only when asked for */
-		if (s->out == OUT_HOLD && !o->only)
+		if ((s->out == OUT_HOLD || s->out == OUT_DRAIN) && !o->only)
 			continue;
 		snprintf(label, sizeof(label), "%s/%s", o->tag, s->name);
 		run_init(&r, o, s);
@@ -2001,10 +2205,14 @@ static enum kiwi_err model_hdr(struct model *m, const struct kiwi_hdr *h,
 	case KIWI_RDMAP_TERMINATE:
 		return KIWI_OK;	/* the stream ends; nothing to answer */
 	case KIWI_RDMAP_SEND:
+	case KIWI_RDMAP_SEND_INV:
 		if (!m->recvs)
 			return KIWI_ERR_DDP_U_MSN_NOBUF;
 		if (h->mo + payload > v->recv_len)
 			return KIWI_ERR_DDP_U_TOOLONG;
+		/* the victim's MRs are all ibv_reg_mr() ones */
+		if (h->opcode == KIWI_RDMAP_SEND_INV && h->last)
+			return KIWI_ERR_RDMAP_INVALIDATE;
 		if (h->last)
 			m->recvs--;
 		return KIWI_OK;
@@ -2146,6 +2354,12 @@ static void selftest_one(const struct opts *o, const struct scen *s)
 			tap_ok(err == KIWI_OK && n == s->nfpdu + !o->no_p2p &&
 			    m.in_fpdu && m.last_op == KIWI_RDMAP_WRITE,
 			    "%s: every FPDU passes the core and the model, the last one is a Write still in progress (%u whole FPDUs, %s)",
+			    label, n, kiwi_err_desc(err)->name);
+			goto out;
+		} else if (s->out == OUT_DRAIN) {
+			tap_ok(err == KIWI_OK && n == s->nfpdu + !o->no_p2p &&
+			    r.hold_at > 0 && r.hold_at < stream.len,
+			    "%s: every FPDU passes the core and the model, the hold falls inside the last (%u FPDUs, %s)",
 			    label, n, kiwi_err_desc(err)->name);
 			goto out;
 		} else if (s->out == OUT_OK || s->out == OUT_SILENT) {

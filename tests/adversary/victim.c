@@ -16,6 +16,8 @@
  * requester: once established, the victim posts N signaled Sends and N
  * signaled Reads (into a sink MR of the connection's own, deregistered
  * with it) and reports how they completed in its "done" line.
+ * Before it exits it prints how many bytes of the writable MR's memory
+ * are not zero ("victim-mem nonzero=N").
  *
  *   victim -a ADDR -p PORT [-d DEV] [--info FILE] [--recvs N]
  *          [--recv-len N] [--mr-len N] [--ro-len N] [--ird N] [--ord N]
@@ -802,6 +804,14 @@ out:
 		fail("ibv_dealloc_pd");
 	if (ec)
 		rdma_destroy_event_channel(ec);
+	/* what peers wrote into the writable MR, even after it was gone */
+	if (v.mem) {
+		unsigned int i, n = 0;
+
+		for (i = 0; i < v.mr_len; i++)
+			n += v.mem[i] != 0;
+		say("victim-mem nonzero=%u", n);
+	}
 	free(v.mem);
 	free(v.ro_mem);
 	say("victim-exit %s failures=%d", failures ? "with-errors" : "clean",

@@ -27,6 +27,15 @@
 #   crc-peer      (KIWI_FULL=1) kiwi mpa_crc=off, the adversary asks for CRC
 #   markers-nocrc (KIWI_FULL=1) Markers both ways, no CRC
 #   chunked-all   (KIWI_FULL=1) most scenarios in 5-byte segments
+#   inval         against a second victim of its own (security issue,
+#                 point 2): the adversary leaves Read Responses behind its
+#                 closed window and half a Write FPDU in flight; the
+#                 victim invalidates its MRs (deregisters them, SIGUSR1);
+#                 then the adversary sends the Write's rest and reads
+#                 everything: kiwi must place none of the rest (the
+#                 victim's memory shows at most the first half) and send
+#                 no more of the Read Responses than it had given TCP
+#                 (short of what was asked, a Terminate or reset, a close)
 #   dereg         last, since it takes the victim's MRs away (issue 12,
 #                 point 5): the adversary leaves kiwi holding a reference
 #                 on each MR (Read Requests behind its closed window, a
@@ -164,6 +173,60 @@ run_pass() {
 	fi
 }
 
+# inval: a second victim, whose MRs the adversary (tag inval) keeps kiwi
+# busy with when the victim invalidates them.
+inval_pass() {
+	local vp2 t rc n
+	if ! set_policy off 0; then
+		tap_fail "inval: $sysfs/mpa_crc=off, mpa_markers=0"
+		return
+	fi
+	"$vic" -a "$addr" -p $((port + 1)) -d "$dev" --info "$tmp/info2" \
+		--recvs 4 --recv-len 1024 --ird $ird --ord $ord \
+		> "$tmp/victim2.log" 2>&1 &
+	vp2=$!
+	if ! wait_for 30 test -s "$tmp/info2"; then
+		tap_fail "inval: a second victim listens on $addr:$((port + 1))"
+		kill -TERM $vp2 2>/dev/null
+		wait $vp2
+		return
+	fi
+	ip netns exec "$ns" timeout 180 "$adv" -a "$addr" -p $((port + 1)) \
+		--victim-file "$tmp/info2" --crc off --kiwi-crc off \
+		--kiwi-ird $ird --kiwi-ord $ord --tag inval --only inval-held \
+		--timeout 20 > "$tmp/adv-inval.tap" 2>&1 &
+	apid=$!
+	t=$SECONDS
+	while [ $((SECONDS - t)) -lt 60 ] && kill -0 "$apid" 2>/dev/null &&
+		! grep -q "holding the connection" "$tmp/adv-inval.tap"; do
+		sleep 0.2
+	done
+	# invalidate: deregistration makes every STag of the victim invalid
+	kill -USR1 $vp2
+	wait_for 10 grep -q '^victim-dereg done' "$tmp/victim2.log"
+	# the adversary's signal to send the rest and read (timeout(1)
+	# passes SIGTERM on)
+	kill -TERM "$apid" 2>/dev/null
+	wait "$apid"
+	rc=$?
+	apid=
+	if tap_relay "" "$tmp/adv-inval.tap" && [ "$rc" -le 1 ]; then
+		tap_ok "inval: adversary ran to its plan"
+	else
+		tap_fail "inval: adversary ran to its plan (status $rc)"
+	fi
+	kill -TERM $vp2 2>/dev/null
+	wait $vp2
+	# the Write's first half is about 500 bytes; all of it would be 1024
+	n=$(sed -n 's/^victim-mem nonzero=//p' "$tmp/victim2.log")
+	if [ -n "$n" ] && [ "$n" -le 512 ]; then
+		tap_ok "inval: the rest of the Write did not land after the invalidation ($n bytes written)"
+	else
+		tap_fail "inval: the rest of the Write did not land after the invalidation (${n:-?} bytes written)"
+		tap_diag "$(cat "$tmp/victim2.log")"
+	fi
+}
+
 # mr_count: kiwi's MRs (debugfs), deregistered ones not yet freed included
 mr_count() {
 	awk '$1 == "mrs" { print $2 }' "$KIWI_OBJECTS"
@@ -194,6 +257,7 @@ if [ "${KIWI_FULL:-0}" = 1 ]; then
 	run_pass chunked-all off on 0 --chunk 5 \
 		--only mpa-bad-key,mpa-pd-oversize,mpa-rev3,control,read-at-ird,peer-terminate,bad-crc,unknown-opcode,ddp-version,write-bad-key,write-bounds,write-readonly,read-bad-stag,read-bounds,send-bad-msn,send-no-recv,send-too-long
 fi
+inval_pass
 
 # dereg: the adversary (tag dereg) holds kiwi in the middle of using each
 # of the victim's MRs; on "holding" the victim deregisters them (SIGUSR1).
