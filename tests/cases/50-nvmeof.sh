@@ -225,6 +225,7 @@ reconnect_and_unload kiwi
 # (semantics' "steal" child), not take that QP over.
 steal_kernel_qp() {
 	local lpid cpid qpn rc=0 bin=$KIWI_ROOT/tests/verbs/build/semantics
+	local tmp_steal=/tmp/nvmf-steal.log
 	nvmf_link_add $NVMF_HOST_DEV kiwi veth0 off || return 1
 	nvmf_link_add $NVMF_TGT_DEV kiwi veth1 off || return 1
 	local cto
@@ -239,7 +240,7 @@ s.bind((sys.argv[1], 4430)); s.listen(8); c = [s.accept()]; time.sleep(120)' \
 	wait_for 10 tcp_listening "" 4430 || { kill $lpid; return 1; }
 	modprobe -a nvme-rdma nvme-fabrics
 	nvme connect -t rdma -a $NVMF_TGT_IP -s 4430 -n nqn.2026-12.kiwi:steal \
-		> /dev/null 2>&1 &
+		--hostnqn=$NVMF_HOSTNQN --hostid=$NVMF_HOSTID > $tmp_steal 2>&1 &
 	cpid=$!
 	wait_for 20 sh -c "rdma -j res show qp link $NVMF_HOST_DEV/1 | grep -q nvme_rdma"
 	qpn=$(rdma -j res show qp link $NVMF_HOST_DEV/1 | python3 -c '
@@ -248,6 +249,7 @@ for q in json.load(sys.stdin):
     if "nvme" in q.get("comm", ""):
         print(q["lqpn"]); break')
 	echo "nvme-rdma's QP: ${qpn:-none}"
+	[ -n "$qpn" ] || { rdma -j res show qp; cat $tmp_steal; }
 	if [ -n "$qpn" ]; then
 		kiwi_provider_env
 		"$bin" --child "steal:$qpn" -c $NVMF_HOST_IP -s $NVMF_TGT_IP \
