@@ -55,6 +55,7 @@
 #include <net/ip.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/rdma_cm.h>
 
 #include "cm.h"
 
@@ -130,6 +131,7 @@ struct kiwi_cep {
 	struct list_head children;	/* Requests not delivered yet, in order */
 	int backlog;
 	bool wildcard;			/* on kiwi_wild: follows the addresses */
+	bool foreign;			/* wildcard from another netns: none */
 	bool v4too;			/* IPv6 wildcard covering IPv4 too */
 	sa_family_t family;
 	__be16 port;
@@ -1628,6 +1630,8 @@ static int kiwi_listen_sync(struct kiwi_cep *lcep)
 	struct sockaddr_storage *addrs;
 	int n = 0, i, rv = 0;
 
+	if (lcep->foreign)
+		return 0;
 	addrs = kcalloc(2 * KIWI_LISTEN_ADDRS, sizeof(*addrs), GFP_KERNEL);
 	if (!addrs)
 		return -ENOMEM;
@@ -1731,6 +1735,24 @@ static void kiwi_lsocks_free(struct list_head *socks)
 		kiwi_lsock_free(ls);
 }
 
+/*
+ * Is a wildcard listen from a namespace other than the device's netdev's?
+ * In the shared netns mode rdma_cm's wildcard listen visits every device
+ * whatever its namespace; opening sockets in the device's namespace would
+ * hand the listener connections from a network it is not in, so kiwi
+ * listens on nothing there.  The listener's namespace is its rdma_cm id's
+ * (the iw_cm id's context is rdma_cm's rdma_id_private, whose first
+ * member is the rdma_cm_id; see kiwi_qp_bind_ok()).
+ */
+static bool kiwi_listen_foreign(const struct iw_cm_id *id,
+				struct kiwi_cm_dev *cdev)
+{
+	const struct rdma_cm_id *cm_id = id->context;
+	struct net *net = cm_id ? cm_id->route.addr.dev_addr.net : NULL;
+
+	return net && !net_eq(net, dev_net(cdev->kdev->netdev));
+}
+
 int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 {
 	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(to_kdev(id->device));
@@ -1758,6 +1780,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	lcep->state = KIWI_CEP_LISTEN;
 	if (kiwi_addr_any(&id->m_local_addr)) {
 		lcep->wildcard = true;
+		lcep->foreign = kiwi_listen_foreign(id, cdev);
 		spin_lock_irq(&kiwi_wild_lock);
 		list_add_tail(&lcep->wild_entry, &kiwi_wild);
 		spin_unlock_irq(&kiwi_wild_lock);

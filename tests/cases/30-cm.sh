@@ -667,6 +667,33 @@ fi
 rdma link del kiwi0
 counts_zero_after "after removal mid-handshake"
 
+# --- a wildcard listen from another namespace ---------------------------
+# In the shared netns mode rdma_cm's wildcard listen visits every device,
+# whatever its namespace; kiwi must not open a socket in kiwi0's namespace
+# for a process that is not in it (it would accept connections from a
+# network it is not part of).
+rdma link add kiwi0 type kiwi netdev veth0
+ip netns add kiwi-other
+ip netns exec kiwi-other ip link set lo up
+ip netns exec kiwi-other rping -s -P -a 0.0.0.0 -p 7016 > $tmp/s16.log 2>&1 &
+spid=$!
+if wait_for 20 sh -c "rdma resource show cm_id | grep -F 'kiwi0/' | grep 'LISTEN' | grep -q ':7016'"; then
+	if not_listening_port - 7016; then
+		tap_ok "a wildcard listen from another namespace opens no socket in kiwi0's"
+	else
+		tap_fail "a wildcard listen from another namespace opens no socket in kiwi0's"
+		tap_diag "$(ss -Htln 'sport = :7016')"
+	fi
+else
+	tap_fail "a wildcard rping -s -P in another namespace reaches kiwi0 (rdma resource show cm_id)"
+	tap_diag "$(rdma resource show cm_id)" "$(cat $tmp/s16.log)"
+fi
+kill $spid 2>/dev/null
+reap $spid 10
+ip netns del kiwi-other
+rdma link del kiwi0
+counts_zero_after "after the listen from another namespace"
+
 # --- the netdev goes away under a live connection -----------------------
 rdma link add kiwi0 type kiwi netdev veth0
 $PEER rdma link add kiwi1 type kiwi netdev veth1
