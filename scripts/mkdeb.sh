@@ -83,7 +83,7 @@ if ! command -v lintian >/dev/null; then
 	notok "lintian is not installed (scripts/deps.sh installs it)"
 	finish
 fi
-lintian --no-tag-display-limit "$out"/*.changes >"$out/lintian.log" 2>&1
+lintian --tag-display-limit 0 "$out"/*.changes >"$out/lintian.log" 2>&1
 sed 's/^/# /' "$out/lintian.log"
 if grep -q '^E: ' "$out/lintian.log"; then
 	notok "lintian reports errors"
