@@ -6,6 +6,10 @@
 #   make module         the kernel module only (KVER= or KDIR= to choose)
 #   make provider       the libibverbs provider only
 #   make install        install both (honours DESTDIR)
+#   make deb            Debian packages kiwi-dkms and ibverbs-provider-kiwi
+#                       into out/deb/, checked by lintian
+#   make test-deb       install, use and purge them in guests booting
+#                       Debian 12 and Debian 13 roots (tests/vm/deb-test.sh)
 #   make check          sparse and checkpatch on the kernel sources
 #   make unit           user-space unit tests of the wire protocol core
 #   make fuzz           libFuzzer targets (FUZZ_SECONDS=N per target)
@@ -47,7 +51,8 @@ INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
 	check unit fuzz bench-proto bench bench-nvmeof test test-full demo \
-	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps
+	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps \
+	deb test-deb
 
 all: module provider
 
@@ -71,6 +76,12 @@ install-provider: provider
 
 check:
 	./scripts/check.sh $(KDIR)
+
+deb:
+	./scripts/mkdeb.sh
+
+test-deb:
+	./tests/vm/deb-test.sh
 
 unit:
 	$(MAKE) -C tests/unit test

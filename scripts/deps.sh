@@ -16,6 +16,7 @@ pkgs=(
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest
 	nvme-cli fio iperf3 sockperf gnuplot-nox gcovr python3 iputils-ping
+	debhelper dh-dkms lintian mmdebstrap
 )
 
 # 6.12.N: whichever is installed (newest), else the newest apt knows.

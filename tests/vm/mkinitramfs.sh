@@ -4,10 +4,15 @@
 # Build the test VM's initramfs for kernel version $1 into file $2.
 # It holds only busybox and the virtio/9p modules the Debian kernel needs to
 # mount the host's root over 9p; everything else comes from the host's /.
+# With $3, a root made by mkroot.sh: that root's modules, and overlay too
+# (vm-run.sh's KIWI_VM_ROOT).
 set -euo pipefail
 
 kv=$1
 out=$2
+sysroot=${3:-}
+mods=(virtio_pci 9pnet_virtio 9p)
+[ -z "$sysroot" ] || mods+=(overlay)
 here=$(cd "$(dirname "$0")" && pwd)
 
 bb=/bin/busybox
@@ -25,9 +30,11 @@ done
 
 # Modules in dependency order, each once; order file drives insmod in /init.
 : > "$tmp/mods/order"
-for m in virtio_pci 9pnet_virtio 9p; do
-	modprobe -S "$kv" --show-depends "$m"
+for m in "${mods[@]}"; do
+	modprobe ${sysroot:+-d "$sysroot"} -S "$kv" --show-depends "$m"
 done | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
+	# modprobe -d prints paths inside the root.
+	case "$ko" in "$sysroot"/*) ;; *) ko=$sysroot$ko ;; esac
 	# 6.12 installs modules as .ko.xz: kept decompressed, named .ko.
 	base=$(basename "$ko")
 	base=${base%.xz}

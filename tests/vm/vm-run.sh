@@ -58,20 +58,32 @@ mkdir -p "$out/runs"
 
 # A Debian kernel, not the host's own: KIWI_KVER chooses (tests/vm/kernel.sh;
 # the newest 6.1 by default, KIWI_KVER=6.12 for Debian 13's series).
-. "$here/kernel.sh" || exit 2
-kernel=$kiwi_vmlinuz
-kv=$kiwi_kv
-[ -d "/lib/modules/$kv" ] || { echo "vm-run: /lib/modules/$kv missing" >&2; exit 2; }
+# KIWI_VM_ROOT=DIR (a root made by mkroot.sh) boots DIR's own newest kernel
+# with DIR as the guest's root instead of the host's, under a tmpfs overlay:
+# what the guest writes there (dpkg -i) is gone when it stops.
+vmroot=${KIWI_VM_ROOT:-}
+if [ -n "$vmroot" ]; then
+	vmroot=$(cd "$vmroot" && pwd) || exit 2
+	kernel=$(ls -1 "$vmroot"/boot/vmlinuz-* 2>/dev/null | sort -V | tail -n1)
+	[ -n "$kernel" ] || { echo "vm-run: no kernel in $vmroot/boot" >&2; exit 2; }
+	kv=${kernel##*/vmlinuz-}
+	initrd=$out/initramfs-$(basename "$vmroot")-$kv.cpio
+else
+	. "$here/kernel.sh" || exit 2
+	kernel=$kiwi_vmlinuz
+	kv=$kiwi_kv
+	initrd=$out/initramfs-$kv.cpio
+fi
+[ -d "$vmroot/lib/modules/$kv" ] || { echo "vm-run: $vmroot/lib/modules/$kv missing" >&2; exit 2; }
 
 # The initramfs is cached per kernel; rebuilt when the kernel, its modules or
 # the scripts that make it are newer.  Concurrent runs race harmlessly: the
 # builder renames its result into place.
-initrd=$out/initramfs-$kv.cpio
 if [ ! -s "$initrd" ] || [ "$kernel" -nt "$initrd" ] ||
-	[ "/lib/modules/$kv/modules.dep" -nt "$initrd" ] ||
+	[ "$vmroot/lib/modules/$kv/modules.dep" -nt "$initrd" ] ||
 	[ "$here/mkinitramfs.sh" -nt "$initrd" ] ||
 	[ "$here/initramfs-init" -nt "$initrd" ]; then
-	"$here/mkinitramfs.sh" "$kv" "$initrd" || exit 2
+	"$here/mkinitramfs.sh" "$kv" "$initrd" $vmroot || exit 2
 fi
 
 # Keep the newest 40 run directories, and any from the last three hours
@@ -96,23 +108,27 @@ output=$run/output.log
 echo "$timeout" > "$run/timeout"
 env | grep -E '^KIWI_[A-Z0-9_]*=' | grep -vE '^KIWI_(ROOT|VM_MARGIN|VM_NET)=' |
 	while IFS='=' read -r k v; do printf '%s=%q\n' "$k" "$v"; done > "$run/env"
-# The modules built for this kernel, unless the caller named others.
+# The modules built for this kernel, unless the caller named others (none
+# for a root of its own: what it uses comes from its packages).
+if [ -z "$vmroot" ]; then
 [ -n "${KIWI_KO:-}" ] || printf 'KIWI_KO=%q\n' "$kiwi_kiwi_ko" >> "$run/env"
 [ -n "${KIWI_SIW_KO:-}" ] ||
 	printf 'KIWI_SIW_KO=%q\n' "$kiwi_siw_dir/siw/siw.ko" >> "$run/env"
 [ -n "${KIWI_SIW_CRC_KO:-}" ] ||
 	printf 'KIWI_SIW_CRC_KO=%q\n' "$kiwi_siw_dir/siw-crc/siw.ko" >> "$run/env"
+fi
 
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
 cmdline+=" slub_debug=FZPU nokaslr mitigations=off"
 cmdline+=" tsc=reliable no_timer_check"
 cmdline+=" kiwivm.root=$root kiwivm.run=$run"
+[ -n "$vmroot" ] && cmdline+=" kiwivm.overlay=1"
 
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
 	-smp 2 -m "$mem" -display none -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-serial "file:$serial" -serial "file:$output"
-	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+	-virtfs "local,path=${vmroot:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$root,mount_tag=kiwiwork,security_model=none,multidevs=remap")
 if [ -n "${KIWI_VM_NET:-}" ]; then
 	qemu+=(-netdev "$KIWI_VM_NET,id=wire"
