@@ -242,11 +242,13 @@ s.bind((sys.argv[1], 4430)); s.listen(8); c = [s.accept()]; time.sleep(120)' \
 	nvme connect -t rdma -a $NVMF_TGT_IP -s 4430 -n nqn.2026-12.kiwi:steal \
 		--hostnqn=$NVMF_HOSTNQN --hostid=$NVMF_HOSTID > $tmp_steal 2>&1 &
 	cpid=$!
-	wait_for 20 sh -c "rdma -j res show qp link $NVMF_HOST_DEV/1 | grep -q nvme_rdma"
+	# a kernel QP shows no pid (its comm is the creating module's,
+	# rdma_cm for rdma_create_qp()); nvme-rdma's is the only one there
+	wait_for 20 sh -c "rdma res show qp link $NVMF_HOST_DEV/1 | grep -q lqpn"
 	qpn=$(rdma -j res show qp link $NVMF_HOST_DEV/1 | python3 -c '
 import json, sys
 for q in json.load(sys.stdin):
-    if "nvme" in q.get("comm", ""):
+    if "pid" not in q and q.get("state") in ("INIT", "RTR"):
         print(q["lqpn"]); break')
 	echo "nvme-rdma's QP: ${qpn:-none}"
 	[ -n "$qpn" ] || { rdma -j res show qp; cat $tmp_steal; }
