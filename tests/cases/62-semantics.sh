@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # timeout: 420
-# timeout-full: 900
+# timeout-full: 2100
 #
 # Verbs semantics from user space, kiwi to kiwi across the veth pair with
 # the server end in a network namespace: tests/verbs/build/semantics runs
