@@ -510,15 +510,24 @@ static bool conn_accept(const void *pd, uint8_t len)
 		diag("rdma_accept: %s", strerror(errno));
 		return false;
 	}
-	return wait_flag(&cli.established, &cli.failed, T_CM) &&
-		wait_flag(&srv.established, &srv.failed, T_CM);
+	if (!wait_flag(&cli.established, &cli.failed, T_CM)) {
+		diag("the client saw no ESTABLISHED (failed %d)", cli.failed);
+		return false;
+	}
+	if (!wait_flag(&srv.established, &srv.failed, T_CM)) {
+		diag("the server saw no ESTABLISHED (failed %d)", srv.failed);
+		return false;
+	}
+	return true;
 }
 
 static bool conn_open(const struct qp_opts *o)
 {
-	bool up = conn_prepare(o) && conn_request(o, NULL, 0) &&
-		conn_accept(NULL, 0);
+	bool up = conn_prepare(o);
 
+	if (!up)
+		diag("address or route resolution, or the client's QP, failed");
+	up = up && conn_request(o, NULL, 0) && conn_accept(NULL, 0);
 	if (!up)
 		ok(false, "connection established");
 	return up;
