@@ -96,6 +96,7 @@ struct kiwi_cm_dev {
 	struct list_head entry;		/* kiwi_cm_devs */
 	struct kiwi_dev *kdev;
 	struct kiwi_mpa_policy pol;
+	unsigned int llp[KIWI_LLP_MAX];	/* READ_ONCE/WRITE_ONCE */
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
@@ -237,6 +238,22 @@ static unsigned int kiwi_connect_timeout_ms = 10000;
 #define KIWI_TIMEOUT_MAX_MS	600000
 
 /*
+ * Dead peer or path: unacknowledged data for 30 s, or an idle connection
+ * whose keepalive probes (after 30 s, then three 10 s apart) go
+ * unanswered, fails the connection.  TCP's own default would take about
+ * 15 minutes and never notice an idle one.
+ */
+static unsigned int kiwi_llp_default[KIWI_LLP_MAX] = {
+	[KIWI_LLP_USER_TIMEOUT] = 30000,
+	[KIWI_LLP_KEEPALIVE] = 30,
+};
+
+static const unsigned int kiwi_llp_max[KIWI_LLP_MAX] = {
+	[KIWI_LLP_USER_TIMEOUT] = KIWI_TIMEOUT_MAX_MS,
+	[KIWI_LLP_KEEPALIVE] = MAX_TCP_KEEPIDLE,
+};
+
+/*
  * Connections a listener accepted whose MPA Request is not delivered yet
  * (0: no limit), all together and from one remote address: a peer that
  * opens connections and sends nothing holds each for connect_timeout_ms.
@@ -295,6 +312,38 @@ int kiwi_policy_get_default(enum kiwi_pol pol, char *buf)
 {
 	return scnprintf(buf, PAGE_SIZE, "%s\n",
 			 kiwi_pol_name(pol, READ_ONCE(kiwi_pol_default.v[pol])));
+}
+
+static int kiwi_llp_parse(enum kiwi_llp_knob k, const char *val,
+			  unsigned int *out)
+{
+	unsigned int v;
+	int rv;
+
+	if (k >= KIWI_LLP_MAX || !val)
+		return -EINVAL;
+	rv = kstrtouint(val, 0, &v);
+	if (rv)
+		return rv;
+	if (v > kiwi_llp_max[k])
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int kiwi_llp_set_default(enum kiwi_llp_knob k, const char *val)
+{
+	unsigned int v;
+	int rv = kiwi_llp_parse(k, val, &v);
+
+	if (!rv)
+		WRITE_ONCE(kiwi_llp_default[k], v);
+	return rv;
+}
+
+unsigned int kiwi_llp_get_default(enum kiwi_llp_knob k)
+{
+	return READ_ONCE(kiwi_llp_default[k]);
 }
 
 int kiwi_cm_set_timeout(const char *val)
@@ -377,6 +426,38 @@ ssize_t kiwi_cm_policy_store(struct kiwi_dev *kdev, enum kiwi_pol pol,
 	return cdev ? count : -ENODEV;
 }
 
+ssize_t kiwi_cm_llp_show(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
+			 char *buf)
+{
+	struct kiwi_cm_dev *cdev;
+	ssize_t rv = -ENODEV;
+
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	if (cdev)
+		rv = sysfs_emit(buf, "%u\n", READ_ONCE(cdev->llp[k]));
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return rv;
+}
+
+ssize_t kiwi_cm_llp_store(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
+			  const char *buf, size_t count)
+{
+	struct kiwi_cm_dev *cdev;
+	unsigned int v;
+	int rv;
+
+	rv = kiwi_llp_parse(k, buf, &v);
+	if (rv)
+		return rv;
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	if (cdev)
+		WRITE_ONCE(cdev->llp[k], v);
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return cdev ? count : -ENODEV;
+}
+
 int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 {
 	struct kiwi_cm_dev *cdev = kzalloc(sizeof(*cdev), GFP_KERNEL);
@@ -387,6 +468,8 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 	cdev->kdev = kdev;
 	for (i = 0; i < KIWI_POL_MAX; i++)
 		cdev->pol.v[i] = READ_ONCE(kiwi_pol_default.v[i]);
+	for (i = 0; i < KIWI_LLP_MAX; i++)
+		cdev->llp[i] = READ_ONCE(kiwi_llp_default[i]);
 	spin_lock_init(&cdev->lock);
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);
@@ -502,6 +585,28 @@ static void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort)
 		sock_no_linger(cep->sock->sk);
 	sock_release(cep->sock);
 	cep->sock = NULL;
+}
+
+/*
+ * The device's liveness settings, on a connection entering RDMA mode: a
+ * peer or path that dies shows up as an error on the socket, which fails
+ * the QP.  Keepalive probes go every third of the idle time, three of
+ * them, so an idle connection is given up about twice the idle time after
+ * the peer's last sign of life.
+ */
+static void kiwi_cep_llp_opts(struct kiwi_cep *cep)
+{
+	struct sock *sk = cep->sock->sk;
+	unsigned int ut = READ_ONCE(cep->cdev->llp[KIWI_LLP_USER_TIMEOUT]);
+	unsigned int ka = READ_ONCE(cep->cdev->llp[KIWI_LLP_KEEPALIVE]);
+
+	tcp_sock_set_user_timeout(sk, ut);
+	if (!ka)
+		return;
+	tcp_sock_set_keepidle(sk, ka);
+	tcp_sock_set_keepintvl(sk, max(1U, ka / 3));
+	tcp_sock_set_keepcnt(sk, 3);
+	sock_set_keepalive(sk);
 }
 
 /* The policy as it is now: it applies to connections started from now on. */
@@ -1108,6 +1213,7 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		kiwi_cep_addrs(cep);
 		params.mpa = cep->res;
 		params.mss = kiwi_cep_mss(cep);
+		kiwi_cep_llp_opts(cep);
 		rv = kiwi_qp_llp_start(cep->qp, cep, cep->sock, &params);
 	}
 	if (rv) {
@@ -1883,6 +1989,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->res = res;
 	params.mpa = res;
 	params.mss = kiwi_cep_mss(cep);
+	kiwi_cep_llp_opts(cep);
 	rv = kiwi_qp_llp_start(qp, cep, cep->sock, &params);
 	if (rv)
 		goto fail;

@@ -27,9 +27,21 @@ struct kiwi_mpa_policy {
 	u8 v[KIWI_POL_MAX];	/* READ_ONCE/WRITE_ONCE: sysfs races connects */
 };
 
+/*
+ * How soon a connection whose peer or path died is declared dead, set on
+ * each connection's TCP socket when it enters RDMA mode (cm.md).
+ */
+enum kiwi_llp_knob {
+	KIWI_LLP_USER_TIMEOUT,	/* tcp_user_timeout_ms: TCP_USER_TIMEOUT */
+	KIWI_LLP_KEEPALIVE,	/* tcp_keepalive_s: idle time, 0 = off */
+	KIWI_LLP_MAX
+};
+
 /* module parameters (main.c) feed these; devices copy them at creation */
 int kiwi_policy_set_default(enum kiwi_pol pol, const char *val);
 int kiwi_policy_get_default(enum kiwi_pol pol, char *buf);
+int kiwi_llp_set_default(enum kiwi_llp_knob k, const char *val);
+unsigned int kiwi_llp_get_default(enum kiwi_llp_knob k);
 int kiwi_cm_set_timeout(const char *val);
 unsigned int kiwi_cm_get_timeout(void);
 
@@ -38,6 +50,10 @@ ssize_t kiwi_cm_policy_show(struct kiwi_dev *kdev, enum kiwi_pol pol,
 			    char *buf);
 ssize_t kiwi_cm_policy_store(struct kiwi_dev *kdev, enum kiwi_pol pol,
 			     const char *buf, size_t count);
+ssize_t kiwi_cm_llp_show(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
+			 char *buf);
+ssize_t kiwi_cm_llp_store(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
+			  const char *buf, size_t count);
 
 /* module and device lifetime (main.c, device.c) */
 int kiwi_cm_init(void);

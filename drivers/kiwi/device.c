@@ -399,12 +399,46 @@ static ssize_t kiwi_pol_store(struct device *dev,
 	return kiwi_cm_policy_store(kdev, attr - kiwi_pol_attrs, buf, count);
 }
 
+static ssize_t kiwi_llp_show(struct device *dev, struct device_attribute *attr,
+			     char *buf);
+static ssize_t kiwi_llp_store(struct device *dev,
+			      struct device_attribute *attr, const char *buf,
+			      size_t count);
+
+static struct device_attribute kiwi_llp_attrs[KIWI_LLP_MAX] = {
+	[KIWI_LLP_USER_TIMEOUT] = __ATTR(tcp_user_timeout_ms, 0644,
+					 kiwi_llp_show, kiwi_llp_store),
+	[KIWI_LLP_KEEPALIVE] = __ATTR(tcp_keepalive_s, 0644, kiwi_llp_show,
+				      kiwi_llp_store),
+};
+
+static ssize_t kiwi_llp_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
+							  ibdev);
+
+	return kiwi_cm_llp_show(kdev, attr - kiwi_llp_attrs, buf);
+}
+
+static ssize_t kiwi_llp_store(struct device *dev,
+			      struct device_attribute *attr, const char *buf,
+			      size_t count)
+{
+	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
+							  ibdev);
+
+	return kiwi_cm_llp_store(kdev, attr - kiwi_llp_attrs, buf, count);
+}
+
 static struct attribute *kiwi_dev_attrs[] = {
 	&kiwi_pol_attrs[KIWI_POL_CRC].attr,
 	&kiwi_pol_attrs[KIWI_POL_REV].attr,
 	&kiwi_pol_attrs[KIWI_POL_P2P].attr,
 	&kiwi_pol_attrs[KIWI_POL_RTR].attr,
 	&kiwi_pol_attrs[KIWI_POL_MARKERS].attr,
+	&kiwi_llp_attrs[KIWI_LLP_USER_TIMEOUT].attr,
+	&kiwi_llp_attrs[KIWI_LLP_KEEPALIVE].attr,
 	NULL
 };
 

@@ -57,6 +57,35 @@ module_param_cb(mpa_markers, &kiwi_param_pol_ops,
 		&kiwi_param_pols[KIWI_POL_MARKERS], 0644);
 MODULE_PARM_DESC(mpa_markers, "ask the peer for MPA Markers: 0 or 1 (default 0)");
 
+static enum kiwi_llp_knob kiwi_param_llps[KIWI_LLP_MAX] = {
+	KIWI_LLP_USER_TIMEOUT, KIWI_LLP_KEEPALIVE,
+};
+
+static int kiwi_param_llp_set(const char *val, const struct kernel_param *kp)
+{
+	return kiwi_llp_set_default(*(enum kiwi_llp_knob *)kp->arg, val);
+}
+
+static int kiwi_param_llp_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%u\n",
+			 kiwi_llp_get_default(*(enum kiwi_llp_knob *)kp->arg));
+}
+
+static const struct kernel_param_ops kiwi_param_llp_ops = {
+	.set = kiwi_param_llp_set,
+	.get = kiwi_param_llp_get,
+};
+
+module_param_cb(tcp_user_timeout_ms, &kiwi_param_llp_ops,
+		&kiwi_param_llps[KIWI_LLP_USER_TIMEOUT], 0644);
+MODULE_PARM_DESC(tcp_user_timeout_ms,
+		 "a connection whose sent data stays unacknowledged this long fails; 0: TCP's own limit (default 30000)");
+module_param_cb(tcp_keepalive_s, &kiwi_param_llp_ops,
+		&kiwi_param_llps[KIWI_LLP_KEEPALIVE], 0644);
+MODULE_PARM_DESC(tcp_keepalive_s,
+		 "keepalive probes after this many idle seconds, then 3 more a third of it apart; 0: off (default 30)");
+
 static int kiwi_param_timeout_set(const char *val,
 				  const struct kernel_param *kp)
 {
