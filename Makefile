@@ -13,7 +13,8 @@
 #   make check          sparse and checkpatch on the kernel sources
 #   make unit           user-space unit tests of the wire protocol core
 #   make fuzz           libFuzzer targets (FUZZ_SECONDS=N per target)
-#   make bench-proto    user-space CRC32c and stream parser benchmark
+#   make bench-proto    user-space benchmark of the protocol core: 64 KiB
+#                       messages framed and parsed, CRC on, against memcpy
 #   make test           the test suite (README's test command): all of it on
 #                       6.1, then the build, host checks and a subset of the
 #                       VM cases on 6.12 (KIWI_612_CASES)

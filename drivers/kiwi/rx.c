@@ -7,10 +7,9 @@
  * is processed), by tcp_read_sock() and the protocol core's stream
  * parser.  Every destination is validated at the segment's header,
  * before any byte of it is placed; payload is then copied once, from the
- * skb into the destination pages, and the CRC is computed over the bytes
- * just written while they are hot in the cache.  Any violation sends the
- * RFC's Terminate (through tx), moves the QP to ERR and stops parsing:
- * nothing further is placed.
+ * skb into the destination pages, with the CRC computed in the same pass
+ * (kiwi_crc32c_copy()).  Any violation sends the RFC's Terminate (through
+ * tx), moves the QP to ERR and stops parsing: nothing further is placed.
  *
  * Only data_ready touches the rx state of a QP (it runs under the
  * socket's lock and sk_callback_lock for reading); the RQ, the ORD and
@@ -369,11 +368,10 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 	}
 }
 
-/* copy, then CRC over the bytes just written (still in the cache) */
+/* copy, with the CRC in the same pass (kiwi_crc32c_copy()) */
 static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
 {
-	memcpy(dst, src, n);
-	kiwi_rx_crc_data(&qp->rx, dst, n);
+	kiwi_rx_copy_data(&qp->rx, dst, src, n);
 }
 
 /*

@@ -313,7 +313,11 @@ static struct page *kiwi_zc_page(void *p)
 	return sendpage_ok(pg) ? pg : NULL;
 }
 
-/* m payload bytes at p, from cur's current SGE, into the batch */
+/*
+ * m payload bytes at p, from cur's current SGE, into the batch, and into
+ * the FPDU's CRC.  Registered memory goes to TCP by kvec and TCP makes
+ * the copy, so its CRC is a pass of its own (the kernel's crc32c()).
+ */
 static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 			     void *p, u32 m)
 {
@@ -324,14 +328,16 @@ static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 		/*
 		 * Inline data lives in the WR's copy, which the next WR
 		 * overwrites before this batch may be sent: copy it to the
-		 * framing buffer (kiwi_batch_room() reserved the space).
+		 * framing buffer (kiwi_batch_room() reserved the space),
+		 * with its CRC in the same pass.
 		 */
 		fb = txs->fbuf + txs->flen;
-		memcpy(fb, p, m);
+		kiwi_tx_copy_data(&txs->fr, fb, p, m);
 		txs->flen += m;
 		kiwi_iov_add(txs, fb, m, NULL, NULL, 0);
 		return;
 	}
+	kiwi_tx_crc_data(&txs->fr, p, m);
 	kiwi_iov_add(txs, p, m, cur->zc ? kiwi_zc_page(p) : NULL, mr,
 		     cur->gen[cur->idx]);
 }
@@ -378,7 +384,6 @@ static int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 				p = page_address(ZERO_PAGE(0));
 			}
 			kiwi_payload_add(txs, cur, p, m);
-			kiwi_tx_crc_data(&txs->fr, p, m);
 			cur->off += m;
 			take -= m;
 		}

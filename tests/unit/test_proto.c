@@ -12,6 +12,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+
 /* ---- helpers ---- */
 
 static u64 rng_state = 0x9e3779b97f4a7c15ULL;
@@ -283,6 +284,64 @@ static void test_crc(void)
 			bad++;
 	}
 	ok(!bad, "slice-by-8 crc32c equals bitwise reference at any offset, length and split");
+}
+
+/*
+ * The fused copy+CRC against the table CRC: random lengths (every block
+ * length of crc.c's three-stream path and the single-stream tail),
+ * source and destination alignments, seeds and splits; the bytes around
+ * the destination are left alone.  Both the one-pass path (where the CPU
+ * has it) and the copy-then-crc32c() fallback.
+ */
+static void test_crc_copy(void)
+{
+	enum { CAP = 6 * (2048 * 5 + 680 + 224 + 96 + 32) + 200 };
+	static const u32 edge[] = { 0, 1, 7, 8, 9, 191, 192, 193, 767, 768,
+				    3071, 3072, 12287, 12288, 12289, 65536,
+				    CAP - 64 };
+	u8 *src = malloc(CAP + 64), *dst = malloc(CAP + 64);
+	int soft, i, bad, badcopy, badguard;
+
+	for (i = 0; i < CAP + 64; i++)
+		src[i] = rnd(256);
+	for (soft = 0; soft < 2; soft++) {
+		kiwi_crc_soft = soft;
+		bad = 0;
+		badcopy = 0;
+		badguard = 0;
+		for (i = 0; i < 2000; i++) {
+			u32 so = rnd(16), dof = rnd(16), n, split, seed, c, ref;
+
+			if (i < (int)ARRAY_SIZE(edge))
+				n = edge[i];
+			else if (i % 4 == 0)
+				n = rnd(CAP - 32);
+			else
+				n = rnd(4096);
+			split = rnd(n + 1);
+			seed = i & 1 ? ~0U : (u32)rnd64();
+			memset(dst, 0xa5, CAP + 64);
+			c = kiwi_crc32c_copy(seed, dst + dof, src + so, split);
+			c = kiwi_crc32c_copy(c, dst + dof + split,
+					     src + so + split, n - split);
+			ref = crc32c(seed, src + so, n);
+			if (c != ref)
+				bad++;
+			if (memcmp(dst + dof, src + so, n))
+				badcopy++;
+			if ((dof && dst[dof - 1] != 0xa5) ||
+			    dst[dof + n] != 0xa5)
+				badguard++;
+		}
+		ok(!bad && !badcopy && !badguard,
+		   "crc32c copy (%s): CRC equals crc32c(), bytes copied, none beyond (%d, %d, %d bad of 2000)",
+		   soft ? "copy then crc32c" :
+		   kiwi_cpu_has_crc32() ? "one pass, crc32 instruction" :
+		   "no crc32 instruction: fallback", bad, badcopy, badguard);
+	}
+	kiwi_crc_soft = false;
+	free(src);
+	free(dst);
 }
 
 /* ---- the Terminate table, against the RFCs typed in again ---- */
@@ -1625,6 +1684,7 @@ static void test_mpa_negotiation(void)
 int main(void)
 {
 	test_crc();
+	test_crc_copy();
 	test_err_table();
 	test_opcodes();
 	test_validation();

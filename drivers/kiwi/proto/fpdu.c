@@ -120,6 +120,16 @@ static enum kiwi_err kiwi_rx_header(struct kiwi_rx *rx)
 	return KIWI_OK;
 }
 
+/* framing bytes into the parser's own copy, with the CRC if they count */
+static void kiwi_rx_take(struct kiwi_rx *rx, u8 *dst, const u8 *src, u32 len,
+			 bool crc)
+{
+	if (crc)
+		kiwi_rx_copy_data(rx, dst, src, len);
+	else
+		memcpy(dst, src, len);
+}
+
 u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 		 struct kiwi_rx_event *ev)
 {
@@ -138,9 +148,8 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 			at = rx->pos & KIWI_MK_MASK;
 			if (at < KIWI_MPA_MARKER_LEN) {
 				take = kiwi_min(KIWI_MPA_MARKER_LEN - at, avail);
-				memcpy(rx->mk + at, buf + i, take);
-				if (rx->crc_on && !kiwi_rx_in_crc_field(rx))
-					rx->crc = crc32c(rx->crc, buf + i, take);
+				kiwi_rx_take(rx, rx->mk + at, buf + i, take,
+					     !kiwi_rx_in_crc_field(rx));
 				rx->pos += take;
 				i += take;
 				if (at + take == KIWI_MPA_MARKER_LEN &&
@@ -158,9 +167,8 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 			if (rx->hdr_have == 0)
 				rx->len_pos = rx->pos;
 			take = kiwi_min(avail, rx->hdr_need - rx->hdr_have);
-			memcpy(rx->wire.raw + rx->hdr_have, buf + i, take);
-			if (rx->crc_on)
-				rx->crc = crc32c(rx->crc, buf + i, take);
+			kiwi_rx_take(rx, rx->wire.raw + rx->hdr_have, buf + i,
+				     take, true);
 			rx->hdr_have += take;
 			rx->pos += take;
 			i += take;
@@ -196,11 +204,16 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 			u32 pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
 
 			take = kiwi_min(avail, rx->trl_need - rx->trl_have);
-			memcpy(rx->trl + rx->trl_have, buf + i, take);
-			if (rx->crc_on && rx->trl_have < pad)
-				rx->crc = crc32c(rx->crc, buf + i,
-						 kiwi_min(take,
-							  pad - rx->trl_have));
+			if (rx->trl_have < pad) {
+				u32 p = kiwi_min(take, pad - rx->trl_have);
+
+				kiwi_rx_take(rx, rx->trl + rx->trl_have,
+					     buf + i, p, true);
+				memcpy(rx->trl + rx->trl_have + p, buf + i + p,
+				       take - p);
+			} else {
+				memcpy(rx->trl + rx->trl_have, buf + i, take);
+			}
 			rx->trl_have += take;
 			rx->pos += take;
 			i += take;
@@ -261,9 +274,10 @@ int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 static void kiwi_tx_emit(struct kiwi_tx *tx, u8 *buf, u32 *n,
 			 const u8 *src, u32 len, bool crc)
 {
-	memcpy(buf + *n, src, len);
-	if (crc && tx->crc_on)
-		tx->crc = crc32c(tx->crc, src, len);
+	if (crc)
+		kiwi_tx_copy_data(tx, buf + *n, src, len);
+	else
+		memcpy(buf + *n, src, len);
 	*n += len;
 	tx->pos += len;
 }
@@ -405,8 +419,7 @@ int kiwi_fpdu_build(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 		memcpy(out + used, frame, n);
 		used += n;
 		if (take) {
-			memcpy(out + used, src, take);
-			kiwi_tx_crc_data(tx, src, take);
+			kiwi_tx_copy_data(tx, out + used, src, take);
 			src += take;
 			used += take;
 		}

@@ -16,6 +16,14 @@
  * Terminate layer, type and code and the errno for each live in one
  * table, kiwi_err_table in rdmap.c.
  */
+/*
+ * Copy len bytes from src to dst and return crc32c(crc, src, len) (the
+ * kernel's convention: no inversion), in one pass where the CPU has a
+ * CRC instruction (crc.c).  kiwi_crc_soft forces copy-then-crc32c().
+ */
+u32 kiwi_crc32c_copy(u32 crc, void *dst, const void *src, u32 len);
+extern bool kiwi_crc_soft;
+
 enum kiwi_err {
 	KIWI_OK = 0,
 	/* MPA (LLP layer) */
@@ -237,8 +245,8 @@ void kiwi_rx_init(struct kiwi_rx *rx, const struct kiwi_rx_cfg *cfg);
  * Feed a chunk. Returns how many bytes were consumed (less than len when
  * an event other than MORE is returned) and describes one event in ev.
  * After a DATA event the caller must account the span in the CRC
- * (kiwi_rx_crc_data, or crc32c while copying and kiwi_rx_crc_set) before
- * the next call.
+ * (kiwi_rx_copy_data() to place it, kiwi_rx_crc_data() when it goes
+ * nowhere) before the next call.
  */
 u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 		 struct kiwi_rx_event *ev);
@@ -248,6 +256,16 @@ static inline void kiwi_rx_crc_data(struct kiwi_rx *rx, const void *p,
 {
 	if (rx->crc_on)
 		rx->crc = crc32c(rx->crc, p, len);
+}
+
+/* place a payload span at dst, with its CRC in the same pass */
+static inline void kiwi_rx_copy_data(struct kiwi_rx *rx, void *dst,
+				     const void *src, u32 len)
+{
+	if (rx->crc_on)
+		rx->crc = kiwi_crc32c_copy(rx->crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
 }
 
 static inline u32 kiwi_rx_crc_get(const struct kiwi_rx *rx)
@@ -303,7 +321,8 @@ int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
  * Write the next framing bytes (at most KIWI_TX_FRAME_MAX) into buf and
  * return their count; *payload is how many caller payload bytes go on the
  * wire right after them. Before the next call, the caller accounts those
- * payload bytes with kiwi_tx_crc_data(). Loop while kiwi_tx_busy().
+ * payload bytes with kiwi_tx_copy_data() when it copies them, else
+ * kiwi_tx_crc_data(). Loop while kiwi_tx_busy().
  */
 u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload);
 
@@ -317,6 +336,16 @@ static inline void kiwi_tx_crc_data(struct kiwi_tx *tx, const void *p,
 {
 	if (tx->crc_on)
 		tx->crc = crc32c(tx->crc, p, len);
+}
+
+/* copy payload bytes to dst, with their CRC in the same pass */
+static inline void kiwi_tx_copy_data(struct kiwi_tx *tx, void *dst,
+				     const void *src, u32 len)
+{
+	if (tx->crc_on)
+		tx->crc = kiwi_crc32c_copy(tx->crc, dst, src, len);
+	else
+		memcpy(dst, src, len);
 }
 
 /* octets on the wire for the next FPDU, Markers included (0: invalid) */

@@ -17,13 +17,18 @@
 #include <linux/build_bug.h>
 #include <linux/crc32c.h>
 #include <asm/byteorder.h>
+#ifdef CONFIG_X86_64
+#include <asm/cpufeature.h>
+/* SSE4.2: the crc32 instruction (general-purpose registers only) */
+#define kiwi_cpu_has_crc32()	boot_cpu_has(X86_FEATURE_XMM4_2)
+#endif
 
 #else /* user space */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
+#include <string.h>	/* and with it glibc's __always_inline */
 #include <errno.h>
 
 typedef uint8_t u8;
@@ -60,6 +65,15 @@ typedef uint32_t __le32;
  */
 u32 crc32c(u32 crc, const void *address, unsigned int length);
 
+#ifdef __x86_64__
+#define kiwi_cpu_has_crc32()	__builtin_cpu_supports("sse4.2")
+#endif
+
 #endif /* __KERNEL__ */
+
+/* elsewhere no CRC instruction is used (proto/crc.c) */
+#ifndef kiwi_cpu_has_crc32
+#define kiwi_cpu_has_crc32()	false
+#endif
 
 #endif /* KIWI_SHIM_H */
