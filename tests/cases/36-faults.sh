@@ -1,0 +1,340 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 600
+# timeout-full: 1500
+#
+# Network faults under kiwi connections, kiwi to kiwi across the veth (the
+# server end's device in its own namespace, so every byte crosses the
+# veth).  tc netem on both ends (loss, delay, reordering, duplication,
+# then a rate limit): rping -V still moves its bytes intact.  A TCP reset
+# of the connection (ss -K), and the path going down for longer than the
+# device's TCP user timeout, busy (rping) and idle (liveness, which only
+# keepalive can judge): each end's consumer is told (an error completion
+# or a CM event), its receives are flushed, within a bound the settings
+# give.  A path down for less than the user timeout costs nothing.  The
+# peer's namespace deleted mid-transfer: the client is told and nothing
+# hangs.  The settings' sysfs files refuse bad values.  kiwi's object
+# counts are zero afterwards.
+#
+# KIWI_FULL=1 adds: the same netem run against siw both ways, and the
+# default settings (30 s user timeout) against a path down 5 s (survives)
+# and 60 s (told within 45 s).
+. "$(dirname "$0")/lib.sh"
+
+ns=kiwiflt
+live=$KIWI_ROOT/tests/verbs/build/liveness
+tmp=$(mktemp -d)
+
+cleanup() {
+	ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
+	pkill -9 -x rping 2>/dev/null
+	pkill -9 -x liveness 2>/dev/null
+	ip netns exec $ns rdma link del kiwiflt1 2>/dev/null
+	ip netns exec $ns rdma link del siwflt1 2>/dev/null
+	rdma link del kiwiflt0 2>/dev/null
+	rdma link del siwflt0 2>/dev/null
+	ip netns del $ns 2>/dev/null
+	veth_teardown
+}
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+# setup A B: device types on veth0 (here) and veth1 (in the namespace)
+setup() {
+	local a=${1}flt0 b=${2}flt1
+	cleanup
+	veth_setup &&
+	ip netns add $ns &&
+	ip link set veth1 netns $ns &&
+	ip netns exec $ns ip addr add 198.18.0.2/24 dev veth1 &&
+	ip netns exec $ns ip link set veth1 up &&
+	ip netns exec $ns ip link set lo up &&
+	rdma link add "$a" type "$1" netdev veth0 &&
+	ip netns exec $ns rdma link add "$b" type "$2" netdev veth1
+}
+
+# knobs DEV USER_TIMEOUT_MS KEEPALIVE_S [NS]
+knobs() {
+	local d=/sys/class/infiniband/$1
+	${4:+ip netns exec $4} sh -c "echo $2 > $d/tcp_user_timeout_ms &&
+		echo $3 > $d/tcp_keepalive_s"
+}
+
+netem_on() {
+	tc qdisc add dev veth0 root netem "$@" &&
+	ip netns exec $ns tc qdisc add dev veth1 root netem "$@"
+}
+
+netem_off() {
+	tc qdisc del dev veth0 root 2>/dev/null
+	ip netns exec $ns tc qdisc del dev veth1 root 2>/dev/null
+	return 0
+}
+
+# rping_pair PORT COUNT SIZE: client here, server in the namespace, -V;
+# both must exit 0.
+rping_pair() {
+	local port=$1 sp rc
+	ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p "$port" \
+		-C "$2" -S "$3" -V > "$tmp/rps.log" 2>&1 &
+	sp=$!
+	if ! wait_for 30 tcp_listening $ns "$port"; then
+		echo "no listener on $port; server: $(cat "$tmp/rps.log")"
+		return 1
+	fi
+	timeout 300 rping -c -a 198.18.0.2 -p "$port" -C "$2" -S "$3" -V \
+		> "$tmp/rpc.log" 2>&1
+	rc=$?
+	wait $sp || rc=1
+	[ $rc -eq 0 ] || { tail -n 3 "$tmp/rpc.log" "$tmp/rps.log"; return 1; }
+}
+
+# rping_told STATUS LOG ELAPSED_MS BOUND_MS: an rping cut off by a fault
+# exits 0 after a DISCONNECT event or non-zero after an error completion,
+# never by timeout(1), and within the bound
+rping_told() {
+	[ "$1" != 124 ] && [ "$3" -le "$4" ] &&
+	{ [ "$1" != 0 ] || grep -q "DISCONNECT EVENT" "$2"; } ||
+	{ tail -n 3 "$2"; return 1; }
+}
+
+# rping_up PORT: the client's connection to PORT is established (kiwi's
+# socket is a kernel socket, visible to ss), so a fault hits a transfer
+# and not the connection set-up
+rping_up() {
+	wait_for 60 sh -c "ss -Htn state established dport = :$1 | grep -q ."
+}
+
+now_ms() {
+	date +%s%3N
+}
+
+# live_start PORT: an idle liveness pair, server in the namespace
+live_start() {
+	rm -f "$tmp"/ready.* "$tmp"/live.*
+	ip netns exec $ns "$live" server 198.18.0.2 "$1" "$tmp/ready.s" 120 \
+		> "$tmp/live.s" 2>&1 &
+	lsp=$!
+	wait_for 30 tcp_listening $ns "$1" || return 1
+	"$live" client 198.18.0.2 "$1" "$tmp/ready.c" 120 > "$tmp/live.c" 2>&1 &
+	lcp=$!
+	wait_for 30 test -e "$tmp/ready.c" -a -e "$tmp/ready.s"
+}
+
+# live_told SIDE T0 BOUND_MS: that end exited 0 (told, every receive
+# flushed) within BOUND_MS of T0
+live_told() {
+	local pid=$lsp f=$tmp/live.s told
+	[ "$1" = client ] && { pid=$lcp; f=$tmp/live.c; }
+	wait "$pid" || { cat "$f"; return 1; }
+	told=$(awk '/^told/ { print $2 }' "$f")
+	[ -n "$told" ] || { cat "$f"; return 1; }
+	echo "$1: $(cat "$f"), $((told - $2)) ms after the fault"
+	[ $((told - $2)) -le "$3" ]
+}
+
+kiwi_load || exit 1
+modprobe sch_netem 2>/dev/null
+kiwi_provider_env
+
+tap_check "set-up: kiwi on veth0, kiwi on veth1 in a namespace" setup kiwi kiwi
+d0=/sys/class/infiniband/kiwiflt0
+tap_check "defaults: TCP user timeout 30000 ms, keepalive after 30 s" \
+	sh -c "[ \$(cat $d0/tcp_user_timeout_ms) = 30000 ] &&
+		[ \$(cat $d0/tcp_keepalive_s) = 30 ]"
+tap_check_err "tcp_user_timeout_ms refuses 'soon'" "Invalid argument" \
+	bash -c "echo soon > $d0/tcp_user_timeout_ms"
+tap_check_err "tcp_user_timeout_ms refuses more than 10 minutes" \
+	"Numerical result out of range" \
+	bash -c "echo 600001 > $d0/tcp_user_timeout_ms"
+tap_check_err "tcp_keepalive_s refuses more than TCP allows" \
+	"Numerical result out of range" bash -c "echo 32768 > $d0/tcp_keepalive_s"
+
+# netem: every byte still arrives, in order, once
+tap_check "netem loss 2%, delay 2 ms, reorder 25%, duplicate 2% on both ends" \
+	netem_on loss 2% delay 2ms reorder 25% 50% duplicate 2%
+tap_check "rping -V, 200 x 16 KiB through the lossy path" \
+	rping_pair 20960 200 16384
+netem_off
+tap_check "netem rate 40 Mbit/s on both ends" netem_on rate 40mbit
+tap_check "rping -V, 40 x 60000 B through the rate limit" \
+	rping_pair 20961 40 60000
+netem_off
+
+# a TCP reset: both ends told at once
+knobs kiwiflt0 4000 2
+knobs kiwiflt1 4000 2 $ns
+tap_check "idle connection up (user timeout 4 s, keepalive 2 s)" \
+	live_start 20962
+t0=$(now_ms)
+tap_check "ss -K resets the client's TCP connection" \
+	ss -K dst 198.18.0.2 dport = :20962
+# ss itself is slow under TCG (seconds): the bound counts from its end
+tss=$(($(now_ms) - t0))
+tap_diag "ss -K took $tss ms"
+tap_check "ss -K: the client is told, receives flushed, within 3 s" \
+	live_told client "$t0" $((tss + 3000))
+tap_check "ss -K: the server is told, receives flushed, within 3 s" \
+	live_told server "$t0" $((tss + 3000))
+tap_diag "ss -K: client $(cat "$tmp/live.c"); server $(cat "$tmp/live.s"); fault at $t0"
+
+# the path down for less than the user timeout: nothing lost
+knobs kiwiflt0 8000 2
+knobs kiwiflt1 8000 2 $ns
+ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p 20963 -C 3000 \
+	-S 16384 -V > "$tmp/rps.log" 2>&1 &
+sp=$!
+wait_for 30 tcp_listening $ns 20963
+timeout 300 rping -c -a 198.18.0.2 -p 20963 -C 3000 -S 16384 -V \
+	> "$tmp/rpc.log" 2>&1 &
+cp=$!
+rping_up 20963
+sleep 1
+ip netns exec $ns ip link set veth1 down
+sleep 1.5
+ip netns exec $ns ip link set veth1 up
+mid=0
+kill -0 $cp 2>/dev/null && mid=1
+crc=0
+wait $cp || crc=$?
+src=0
+wait $sp || src=$?
+tap_check "path down 1.5 s under rping -V (user timeout 8 s): both exit 0" \
+	sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+
+# the path down for longer: a busy connection is told by the user timeout
+knobs kiwiflt0 4000 2
+knobs kiwiflt1 4000 2 $ns
+ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p 20964 -C 100000 \
+	-S 16384 > "$tmp/rps.log" 2>&1 &
+sp=$!
+wait_for 30 tcp_listening $ns 20964
+timeout 300 rping -c -a 198.18.0.2 -p 20964 -C 100000 -S 16384 \
+	> "$tmp/rpc.log" 2>&1 &
+cp=$!
+rping_up 20964
+sleep 1
+ip netns exec $ns ip link set veth1 down
+t0=$(now_ms)
+wait $cp
+crc=$?
+t1=$(now_ms)
+wait $sp
+src=$?
+t2=$(now_ms)
+tap_diag "busy path down: client rping exit $crc after $((t1 - t0)) ms, server exit $src after $((t2 - t0)) ms" \
+	"client: $(tail -n 3 "$tmp/rpc.log" | tr '\n' ' ')" \
+	"server: $(tail -n 3 "$tmp/rps.log" | tr '\n' ' ')"
+tap_check "path down under rping (user timeout 4 s): client told within 12 s" \
+	rping_told "$crc" "$tmp/rpc.log" $((t1 - t0)) 12000
+tap_check "path down under rping: server told within 12 s" \
+	rping_told "$src" "$tmp/rps.log" $((t2 - t0)) 12000
+ip netns exec $ns ip link set veth1 up
+
+# idle: only keepalive notices (2 s idle, probes 1 s apart, 4 s timeout)
+tap_check "idle connection up" live_start 20965
+ip netns exec $ns ip link set veth1 down
+t0=$(now_ms)
+tap_check "path down, idle: the client is told by keepalive within 12 s" \
+	live_told client "$t0" 12000
+tap_check "path down, idle: the server is told by keepalive within 12 s" \
+	live_told server "$t0" 12000
+tap_diag "idle: client $(cat "$tmp/live.c"); server $(cat "$tmp/live.s"); fault at $t0"
+ip netns exec $ns ip link set veth1 up
+
+if [ -n "${KIWI_FULL:-}" ]; then
+	# the defaults against real outages
+	knobs kiwiflt0 30000 30
+	knobs kiwiflt1 30000 30 $ns
+	ip netns exec $ns timeout 600 rping -s -a 198.18.0.2 -p 20966 \
+		-C 4000 -S 16384 -V > "$tmp/rps.log" 2>&1 &
+	sp=$!
+	wait_for 30 tcp_listening $ns 20966
+	timeout 600 rping -c -a 198.18.0.2 -p 20966 -C 4000 -S 16384 -V \
+		> "$tmp/rpc.log" 2>&1 &
+	cp=$!
+	rping_up 20966
+	sleep 1
+	ip netns exec $ns ip link set veth1 down
+	sleep 5
+	ip netns exec $ns ip link set veth1 up
+	mid=0
+	kill -0 $cp 2>/dev/null && mid=1
+	crc=0
+	wait $cp || crc=$?
+	src=0
+	wait $sp || src=$?
+	tap_check "defaults: path down 5 s under rping -V: both exit 0" \
+		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+
+	tap_check "defaults: idle connection up" live_start 20967
+	ip netns exec $ns timeout 600 rping -s -a 198.18.0.2 -p 20968 \
+		-C 100000 -S 16384 > "$tmp/rps.log" 2>&1 &
+	sp=$!
+	wait_for 30 tcp_listening $ns 20968
+	timeout 600 rping -c -a 198.18.0.2 -p 20968 -C 100000 -S 16384 \
+		> "$tmp/rpc.log" 2>&1 &
+	cp=$!
+	rping_up 20968
+	sleep 1
+	ip netns exec $ns ip link set veth1 down
+	t0=$(now_ms)
+	wait $cp
+	crc=$?
+	t1=$(now_ms)
+	wait $sp
+	src=$?
+	t2=$(now_ms)
+	left=$((60000 - (t2 - t0)))
+	[ $left -gt 0 ] && sleep $((left / 1000))
+	ip netns exec $ns ip link set veth1 up
+	tap_diag "defaults, path down 60 s: rping client told after $((t1 - t0)) ms, server after $((t2 - t0)) ms"
+	tap_check "defaults: path down 60 s under rping: client told within 45 s" \
+		rping_told "$crc" "$tmp/rpc.log" $((t1 - t0)) 45000
+	tap_check "defaults: path down 60 s under rping: server told within 45 s" \
+		rping_told "$src" "$tmp/rps.log" $((t2 - t0)) 45000
+	tap_check "defaults: path down 60 s, idle: client told within 65 s" \
+		live_told client "$t0" 65000
+	tap_check "defaults: path down 60 s, idle: server told within 65 s" \
+		live_told server "$t0" 65000
+fi
+
+# the peer's namespace deleted mid-transfer (veth0 goes with its peer)
+ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p 20969 -C 100000 \
+	-S 16384 > "$tmp/rps.log" 2>&1 &
+sp=$!
+wait_for 30 tcp_listening $ns 20969
+timeout 300 rping -c -a 198.18.0.2 -p 20969 -C 100000 -S 16384 \
+	> "$tmp/rpc.log" 2>&1 &
+cp=$!
+rping_up 20969
+sleep 1
+ip netns pids $ns | xargs -r kill -9
+ip netns del $ns
+t0=$(now_ms)
+wait $cp
+crc=$?
+t1=$(now_ms)
+tap_diag "namespace deleted: client rping exit $crc after $((t1 - t0)) ms"
+tap_check "peer's namespace deleted: the client is told within 12 s" \
+	rping_told "$crc" "$tmp/rpc.log" $((t1 - t0)) 12000
+wait $sp
+tap_check "the peer's kiwi device went with its netdev" \
+	wait_for 30 sh -c '! rdma link show | grep -q kiwiflt1'
+
+if [ -n "${KIWI_FULL:-}" ] && siw_load; then
+	for pair in "kiwi siw" "siw kiwi"; do
+		set -- $pair
+		tap_check "set-up: $1 here, $2 in the namespace" setup "$1" "$2"
+		tap_check "$1 to $2: netem loss 2%, delay, reorder, duplicate" \
+			netem_on loss 2% delay 2ms reorder 25% 50% duplicate 2%
+		tap_check "$1 client to $2 server: rping -V, 200 x 16 KiB" \
+			rping_pair 20970 200 16384
+		netem_off
+	done
+	cleanup
+	siw_unload
+fi
+
+cleanup
+tap_check "object counts back to zero" wait_for 30 kiwi_counts_zero
+tap_done
