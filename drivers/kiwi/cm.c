@@ -56,8 +56,10 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/restrack.h>
 
 #include "cm.h"
+#include "kiwi_trace.h"
 
 enum kiwi_cep_state {
 	KIWI_CEP_IDLE,
@@ -124,6 +126,8 @@ struct kiwi_cep {
 
 	struct socket *sock;
 	struct iw_cm_id *cm_id;		/* referenced with add_ref, or listener's */
+	/* cm_id's rdma_cm_id, compared only (kiwi_fill_res_cm_id_entry()) */
+	const void *ulp_id;
 	struct kiwi_qp *qp;		/* referenced */
 	unsigned long deadline;		/* jiffies: end of the handshake */
 
@@ -713,6 +717,59 @@ static int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 	return rv == len ? 0 : -ENOBUFS;
 }
 
+/* ---- counters and trace events of the MPA exchange ---- */
+
+static u32 kiwi_cep_qpn(const struct kiwi_cep *cep)
+{
+	return cep->qp ? cep->qp->ibqp.qp_num : 0;
+}
+
+/*
+ * Under cep->mutex: the frame in cep->buf went (a Request or a Reply),
+ * for the QP numbered qpn (0: none yet).
+ */
+static void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
+{
+	const struct kiwi_mpa_rr *rr = (const struct kiwi_mpa_rr *)cep->buf;
+	bool reply = !memcmp(rr->key, KIWI_MPA_KEY_REP, KIWI_MPA_KEY_LEN);
+	enum kiwi_stat s;
+
+	if (!reply)
+		s = KIWI_STAT_MPA_REQ_SENT;
+	else if (be16_to_cpu(rr->bits) & KIWI_MPA_R)
+		s = KIWI_STAT_MPA_REJ_SENT;
+	else
+		s = KIWI_STAT_MPA_REP_SENT;
+	kiwi_stat_inc(cep->cdev->kdev, s);
+	if (reply)
+		trace_kiwi_mpa_rep_sent(qpn, &cep->laddr, &cep->raddr, rr,
+					(const u8 *)(rr + 1));
+	else
+		trace_kiwi_mpa_req_sent(qpn, &cep->laddr, &cep->raddr, rr,
+					(const u8 *)(rr + 1));
+}
+
+/* Under cep->mutex: the parser holds a whole, well-formed frame. */
+static void kiwi_cep_frame_rcvd(struct kiwi_cep *cep)
+{
+	const struct kiwi_mpa_frame *f = &cep->parser.f;
+	enum kiwi_stat s;
+
+	if (!f->reply)
+		s = KIWI_STAT_MPA_REQ_RCVD;
+	else if (f->r)
+		s = KIWI_STAT_MPA_REJ_RCVD;
+	else
+		s = KIWI_STAT_MPA_REP_RCVD;
+	kiwi_stat_inc(cep->cdev->kdev, s);
+	if (f->reply)
+		trace_kiwi_mpa_rep_rcvd(kiwi_cep_qpn(cep), &cep->laddr,
+					&cep->raddr, &cep->parser.rr, f->pd);
+	else
+		trace_kiwi_mpa_req_rcvd(kiwi_cep_qpn(cep), &cep->laddr,
+					&cep->raddr, &cep->parser.rr, f->pd);
+}
+
 /* ---- the handshake's frame, read by the socket's callbacks ---- */
 
 /* Run the handshake work now.  The caller keeps cep alive meanwhile. */
@@ -939,8 +996,11 @@ static void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err)
 	kiwi_term_build(&h, err, NULL, 0, 1);
 	kiwi_tx_init(&tx, &tc);
 	n = kiwi_fpdu_build(&tx, &h, NULL, 0, cep->buf, sizeof(cep->buf));
-	if (n > 0)
-		kiwi_cep_send_now(cep, cep->buf, n);
+	if (n > 0 && !kiwi_cep_send_now(cep, cep->buf, n)) {
+		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_TX_FPDUS);
+		kiwi_stat_term(cep->cdev->kdev, true, h.term.layer);
+		trace_kiwi_term_sent(kiwi_cep_qpn(cep), &h.term);
+	}
 }
 
 /*
@@ -955,6 +1015,7 @@ static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 	kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL, 0);
 	cep->cm_id->rem_ref(cep->cm_id);
 	cep->cm_id = NULL;
+	WRITE_ONCE(cep->ulp_id, NULL);
 	kiwi_qp_put(cep->qp);
 	cep->qp = NULL;
 	kiwi_cep_finish(cep);
@@ -1153,8 +1214,10 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->buf,
 			       sizeof(cep->buf));
 	rv = n < 0 ? n : kiwi_cep_send_now(cep, cep->buf, n);
-	if (!rv)
+	if (!rv) {
 		cep->req_sent = true;
+		kiwi_cep_frame_sent(cep, kiwi_cep_qpn(cep));
+	}
 	return rv;
 }
 
@@ -1187,8 +1250,10 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 			kiwi_cep_hs_arm(cep, cep->deadline);
 			goto out;
 		}
-		if (rv == KIWI_HS_COMPLETE)
+		if (rv == KIWI_HS_COMPLETE) {
 			rv = 0;
+			kiwi_cep_frame_rcvd(cep);
+		}
 	}
 	/*
 	 * Only now, with the Reply in (or none to come), may the next
@@ -1219,12 +1284,16 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	if (rv) {
 		if (rv == -EAGAIN)
 			rv = -ETIMEDOUT;
+		if (rv == -ETIMEDOUT)
+			kiwi_stat_inc(cep->cdev->kdev,
+				      KIWI_STAT_CONNECT_TIMEOUTS);
 		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, rv,
 				pd, pd_len);
 		/* an RST frees a peer that never answered */
 		kiwi_cep_release_sock(cep, rv == -ETIMEDOUT);
 		cep->cm_id->rem_ref(cep->cm_id);
 		cep->cm_id = NULL;
+		WRITE_ONCE(cep->ulp_id, NULL);
 		kiwi_qp_put(cep->qp);
 		cep->qp = NULL;
 		kiwi_cep_finish(cep);
@@ -1310,6 +1379,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->state = KIWI_CEP_CONNECTING;
 	cep->deadline = jiffies + kiwi_cm_timeout();
 	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_id, id->context);
 	id->add_ref(id);
 	WRITE_ONCE(cep->req_pending, true);
 	/* before the SYN: its state change (connected, refused) kicks us */
@@ -1355,8 +1425,8 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 	if (reply) {
 		n = kiwi_mpa_rep_build(&cep->res, true, NULL, 0, cep->buf,
 				       sizeof(cep->buf));
-		if (n > 0)
-			kiwi_cep_send_now(cep, cep->buf, n);
+		if (n > 0 && !kiwi_cep_send_now(cep, cep->buf, n))
+			kiwi_cep_frame_sent(cep, 0);
 	}
 	kiwi_cep_release_sock(cep, abort);
 	kiwi_cep_finish(cep);
@@ -1421,14 +1491,19 @@ static void kiwi_cep_req_work(struct kiwi_cep *cep)
 		goto out;
 	}
 	kiwi_cep_child_done(cep, lcep);
+	if (st == KIWI_HS_COMPLETE)
+		kiwi_cep_frame_rcvd(cep);
 	if (gone || st < 0) {
 		/*
 		 * Listener or device gone, timeout, EOF, or no valid Request
 		 * (bad key, private data too long): RFC 5044 has no Reply
 		 * for those, just the close.
 		 */
-		if (st == -ETIMEDOUT)
+		if (st == -ETIMEDOUT) {
 			atomic64_inc(&kiwi_cm_req_timeouts);
+			kiwi_stat_inc(cep->cdev->kdev,
+				      KIWI_STAT_CONNECT_TIMEOUTS);
+		}
 		kiwi_cep_refuse(cep, false, st == -ETIMEDOUT);
 		goto out;
 	}
@@ -1875,6 +1950,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 		return -ENOMEM;
 	lcep->backlog = backlog > 0 ? backlog : 1;
 	lcep->cm_id = id;	/* no reference: destroy_listen comes first */
+	WRITE_ONCE(lcep->ulp_id, id->context);
 
 	lcep->family = id->m_local_addr.ss_family;
 	lcep->port = kiwi_addr_port(&id->m_local_addr);
@@ -1919,6 +1995,7 @@ int kiwi_iw_destroy_listen(struct iw_cm_id *id)
 	if (lcep->state == KIWI_CEP_LISTEN)
 		kiwi_cep_unlisten(lcep, &socks);
 	lcep->cm_id = NULL;
+	WRITE_ONCE(lcep->ulp_id, NULL);
 	mutex_unlock(&lcep->mutex);
 	/* outside the mutex: an accept loop may be waiting for it */
 	kiwi_lsocks_free(&socks);
@@ -1986,6 +2063,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = kiwi_cep_send(cep, cep->buf, n);
 	if (rv)
 		goto fail;
+	kiwi_cep_frame_sent(cep, qp->ibqp.qp_num);
 	cep->res = res;
 	params.mpa = res;
 	params.mss = kiwi_cep_mss(cep);
@@ -1996,6 +2074,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 
 	cep->qp = qp;
 	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_id, id->context);
 	id->add_ref(id);
 	cep->state = KIWI_CEP_ESTABLISHED;
 	kiwi_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
@@ -2027,6 +2106,8 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 				       sizeof(cep->buf));
 		cep->deadline = jiffies + kiwi_cm_timeout();
 		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
+		if (!rv)
+			kiwi_cep_frame_sent(cep, 0);
 		/* FIN after the Reply: the peer reads its reason first */
 		kiwi_cep_release_sock(cep, false);
 	}
@@ -2035,6 +2116,82 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 	mutex_unlock(&cep->mutex);
 	kiwi_cep_put(cep);
 	return rv;
+}
+
+/* ---- resource dumps ---- */
+
+static const char * const kiwi_cep_state_names[] = {
+	[KIWI_CEP_IDLE] = "IDLE",
+	[KIWI_CEP_LISTEN] = "LISTEN",
+	[KIWI_CEP_CONNECTING] = "CONNECTING",
+	[KIWI_CEP_AWAIT_REQ] = "AWAIT_REQ",
+	[KIWI_CEP_REQ_RCVD] = "REQ_RCVD",
+	[KIWI_CEP_ESTABLISHED] = "ESTABLISHED",
+	[KIWI_CEP_CLOSING] = "CLOSING",
+	[KIWI_CEP_CLOSED] = "CLOSED",
+};
+
+/*
+ * `rdma res show cm_id -dd`: kiwi's endpoint of an rdma_cm id, found by
+ * the id it serves (listeners, and connections once connect or accept
+ * bound them: a Request not yet accepted has none).  cdev->lock keeps
+ * the endpoints allocated; their fields are snapshots, and nothing they
+ * point to is followed.
+ */
+int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
+{
+	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(to_kdev(id->device));
+	struct kiwi_mpa_result res = {};
+	enum kiwi_cep_state state = KIWI_CEP_IDLE;
+	struct kiwi_cep *cep;
+	struct nlattr *nest;
+	bool found = false;
+	u32 backlog = 0;
+
+	if (!cdev)
+		return 0;
+	spin_lock_irq(&cdev->lock);
+	list_for_each_entry(cep, &cdev->ceps, dev_entry) {
+		if (READ_ONCE(cep->ulp_id) != id)
+			continue;
+		state = READ_ONCE(cep->state);
+		res = cep->res;
+		backlog = cep->backlog;
+		found = true;
+		break;
+	}
+	spin_unlock_irq(&cdev->lock);
+	if (!found)
+		return 0;
+
+	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_string(msg, "cep_state",
+				      kiwi_cep_state_names[state]))
+		goto cancel;
+	if (state == KIWI_CEP_LISTEN) {
+		if (rdma_nl_put_driver_u32(msg, "backlog", backlog))
+			goto cancel;
+	} else if (rdma_nl_put_driver_u32(msg, "mpa_rev", res.rev) ||
+		   rdma_nl_put_driver_u32(msg, "mpa_crc", res.crc) ||
+		   rdma_nl_put_driver_u32(msg, "mpa_markers_rx",
+					  res.markers_rx) ||
+		   rdma_nl_put_driver_u32(msg, "mpa_markers_tx",
+					  res.markers_tx) ||
+		   rdma_nl_put_driver_u32(msg, "mpa_p2p", res.p2p) ||
+		   rdma_nl_put_driver_u32(msg, "mpa_rtr", res.rtr) ||
+		   rdma_nl_put_driver_u32(msg, "ird", res.ird) ||
+		   rdma_nl_put_driver_u32(msg, "ord", res.ord) ||
+		   rdma_nl_put_driver_u32(msg, "peer_ird", res.peer_ird) ||
+		   rdma_nl_put_driver_u32(msg, "peer_ord", res.peer_ord)) {
+		goto cancel;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
 }
 
 /* ---- device removal and module lifetime ---- */

@@ -68,4 +68,8 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len);
 int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog);
 int kiwi_iw_destroy_listen(struct iw_cm_id *id);
 
+/* `rdma res show cm_id -dd` (device.c's ops table) */
+struct rdma_cm_id;
+int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id);
+
 #endif /* KIWI_CM_H */

@@ -95,6 +95,13 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 #endif
 
 /*
+ * The hardware counter API (struct rdma_stat_desc, rdma_hw_stats,
+ * alloc_hw_port_stats, get_hw_stats) and the restrack dump operations
+ * are the same in 6.1 and 6.12 (6.12 only annotates value[] with
+ * __counted_by): device.c, qp.c and cm.c use them as they are.
+ */
+
+/*
  * Rings are vmalloc memory mapped page by page (remap_pfn_range), which
  * rdma_user_mmap_io() cannot do; kiwi_mmap() registers the VMA with
  * ib_uverbs itself, so that device removal zaps it (and ib_uverbs points

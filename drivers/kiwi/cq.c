@@ -8,6 +8,7 @@
  * CQs).  The control block after the last slot holds the arming word.
  */
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct kiwi_cq_udata_arg *cq_udata)
@@ -120,6 +121,12 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 			  (wc->flags & (KIWI_CQE_SOLICITED |
 					KIWI_CQE_INVALIDATED)));
 	cq->prod++;
+	kiwi_stat_inc(to_kdev(cq->ibcq.device), KIWI_STAT_COMPLETIONS);
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		kiwi_stat_inc(to_kdev(cq->ibcq.device),
+			      KIWI_STAT_COMPLETIONS_FLUSHED);
+	trace_kiwi_wr_complete(cq->ibcq.res.id, wc->qp_id, wc->id, wc->opcode,
+			       wc->status, wc->bytes);
 
 	/*
 	 * Pairs with the consumer's barrier between arming and re-checking

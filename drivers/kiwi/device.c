@@ -446,6 +446,61 @@ static const struct attribute_group kiwi_dev_attr_group = {
 	.attrs = kiwi_dev_attrs,
 };
 
+/* The counters' names, as `rdma statistic` and hw_counters show them. */
+static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
+	[KIWI_STAT_TX_FPDUS].name = "tx_fpdus",
+	[KIWI_STAT_TX_BYTES].name = "tx_bytes",
+	[KIWI_STAT_RX_FPDUS].name = "rx_fpdus",
+	[KIWI_STAT_RX_BYTES].name = "rx_bytes",
+	[KIWI_STAT_CRC_ERRORS].name = "crc_errors",
+	[KIWI_STAT_TERM_SENT_RDMAP].name = "term_sent_rdmap",
+	[KIWI_STAT_TERM_SENT_DDP].name = "term_sent_ddp",
+	[KIWI_STAT_TERM_SENT_LLP].name = "term_sent_llp",
+	[KIWI_STAT_TERM_RCVD_RDMAP].name = "term_rcvd_rdmap",
+	[KIWI_STAT_TERM_RCVD_DDP].name = "term_rcvd_ddp",
+	[KIWI_STAT_TERM_RCVD_LLP].name = "term_rcvd_llp",
+	[KIWI_STAT_MPA_REQ_SENT].name = "mpa_req_sent",
+	[KIWI_STAT_MPA_REQ_RCVD].name = "mpa_req_rcvd",
+	[KIWI_STAT_MPA_REP_SENT].name = "mpa_rep_sent",
+	[KIWI_STAT_MPA_REP_RCVD].name = "mpa_rep_rcvd",
+	[KIWI_STAT_MPA_REJ_SENT].name = "mpa_rej_sent",
+	[KIWI_STAT_MPA_REJ_RCVD].name = "mpa_rej_rcvd",
+	[KIWI_STAT_CONNECT_TIMEOUTS].name = "connect_timeouts",
+	[KIWI_STAT_DOORBELLS].name = "doorbells",
+	[KIWI_STAT_COMPLETIONS].name = "completions",
+	[KIWI_STAT_COMPLETIONS_FLUSHED].name = "completions_flushed",
+};
+
+/*
+ * One set for the one port; the device-wide set (port 0) would show the
+ * same numbers again.  The core frees it at unregistration.
+ */
+static struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
+						      u32 port)
+{
+	return rdma_alloc_hw_stats_struct(kiwi_stat_descs, KIWI_STAT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* Under stats->lock (the core's); sums the CPUs' shares. */
+static int kiwi_get_hw_stats(struct ib_device *ibdev,
+			     struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct kiwi_dev *kdev = to_kdev(ibdev);
+	int cpu, i;
+
+	if (!port || stats->num_counters != KIWI_STAT_MAX)
+		return -EINVAL;
+	memset(stats->value, 0, KIWI_STAT_MAX * sizeof(stats->value[0]));
+	for_each_possible_cpu(cpu) {
+		const struct kiwi_stats *s = per_cpu_ptr(kdev->stats, cpu);
+
+		for (i = 0; i < KIWI_STAT_MAX; i++)
+			stats->value[i] += READ_ONCE(s->v[i]);
+	}
+	return KIWI_STAT_MAX;
+}
+
 static void kiwi_dealloc_driver(struct ib_device *ibdev)
 {
 	struct kiwi_dev *kdev = to_kdev(ibdev);
@@ -458,6 +513,7 @@ static void kiwi_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&kdev->mr_xa));
 	xa_destroy(&kdev->qp_xa);
 	xa_destroy(&kdev->mr_xa);
+	free_percpu(kdev->stats);
 	kiwi_obj_dec(KIWI_OBJ_DEVICE);
 }
 
@@ -466,6 +522,7 @@ const struct ib_device_ops kiwi_dev_ops = {
 	.driver_id = KIWI_DRIVER_ID,
 	.uverbs_abi_ver = KIWI_ABI_VERSION,
 
+	.alloc_hw_port_stats = kiwi_alloc_hw_port_stats,
 	.alloc_mr = kiwi_alloc_mr,
 	.alloc_pd = kiwi_alloc_pd,
 	.alloc_ucontext = kiwi_alloc_ucontext,
@@ -482,6 +539,7 @@ const struct ib_device_ops kiwi_dev_ops = {
 	.destroy_srq = kiwi_destroy_srq,
 	.disassociate_ucontext = kiwi_disassociate_ucontext,
 	.get_dma_mr = kiwi_get_dma_mr,
+	.get_hw_stats = kiwi_get_hw_stats,
 	.get_port_immutable = kiwi_get_port_immutable,
 	.iw_accept = kiwi_iw_accept,
 	.iw_add_ref = kiwi_qp_add_ref,
@@ -494,6 +552,7 @@ const struct ib_device_ops kiwi_dev_ops = {
 	.map_mr_sg = kiwi_map_mr_sg,
 	.mmap = kiwi_mmap,
 	.mmap_free = kiwi_mmap_free,
+	.fill_res_cm_id_entry = kiwi_fill_res_cm_id_entry,
 	.fill_res_qp_entry = kiwi_fill_res_qp_entry,
 	.modify_qp = kiwi_modify_qp,
 	.modify_srq = kiwi_modify_srq,

@@ -11,6 +11,7 @@
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -40,6 +41,41 @@ void kiwi_obj_inc(enum kiwi_obj obj);
 void kiwi_obj_dec(enum kiwi_obj obj);
 /* user SQ doorbells received, in debugfs (kiwi/doorbells) */
 void kiwi_doorbell_count(void);
+
+/*
+ * Per-device counters, shown by `rdma statistic show link <dev>/1` and in
+ * /sys/class/infiniband/<dev>/ports/1/hw_counters (device.c names them;
+ * Documentation/operability.md says what each counts).  Per CPU, so
+ * that the data path pays one unshared add per batch or FPDU.
+ */
+enum kiwi_stat {
+	KIWI_STAT_TX_FPDUS,
+	KIWI_STAT_TX_BYTES,		/* ULP payload of the FPDUs sent */
+	KIWI_STAT_RX_FPDUS,
+	KIWI_STAT_RX_BYTES,		/* ULP payload placed */
+	KIWI_STAT_CRC_ERRORS,
+	KIWI_STAT_TERM_SENT_RDMAP,	/* Terminates by layer (KIWI_LAYER_*) */
+	KIWI_STAT_TERM_SENT_DDP,
+	KIWI_STAT_TERM_SENT_LLP,
+	KIWI_STAT_TERM_RCVD_RDMAP,
+	KIWI_STAT_TERM_RCVD_DDP,
+	KIWI_STAT_TERM_RCVD_LLP,
+	KIWI_STAT_MPA_REQ_SENT,
+	KIWI_STAT_MPA_REQ_RCVD,
+	KIWI_STAT_MPA_REP_SENT,		/* accepting Replies */
+	KIWI_STAT_MPA_REP_RCVD,
+	KIWI_STAT_MPA_REJ_SENT,		/* Replies with R set */
+	KIWI_STAT_MPA_REJ_RCVD,
+	KIWI_STAT_CONNECT_TIMEOUTS,
+	KIWI_STAT_DOORBELLS,
+	KIWI_STAT_COMPLETIONS,
+	KIWI_STAT_COMPLETIONS_FLUSHED,
+	KIWI_STAT_MAX
+};
+
+struct kiwi_stats {
+	u64 v[KIWI_STAT_MAX];
+};
 
 /*
  * What a user context is charged for (kiwi_uobj_charge()): each kind has
@@ -80,7 +116,30 @@ struct kiwi_dev {
 	atomic_t num_srq;
 	atomic_t cq_ids;		/* cq_id handed to the provider */
 	atomic_t nuser[KIWI_UOBJ_MAX];	/* objects of all user contexts */
+
+	struct kiwi_stats __percpu *stats;	/* freed by dealloc_driver */
 };
+
+/* Any context; kdev->stats lives as long as the ib_device. */
+static inline void kiwi_stat_add(struct kiwi_dev *kdev, enum kiwi_stat s,
+				 u64 n)
+{
+	this_cpu_add(kdev->stats->v[s], n);
+}
+
+static inline void kiwi_stat_inc(struct kiwi_dev *kdev, enum kiwi_stat s)
+{
+	kiwi_stat_add(kdev, s, 1);
+}
+
+/* A Terminate's layer (KIWI_LAYER_RDMAP, _DDP, _LLP), counted. */
+static inline void kiwi_stat_term(struct kiwi_dev *kdev, bool sent, u8 layer)
+{
+	if (layer > KIWI_LAYER_LLP)
+		layer = KIWI_LAYER_LLP;
+	kiwi_stat_inc(kdev, (sent ? KIWI_STAT_TERM_SENT_RDMAP :
+			     KIWI_STAT_TERM_RCVD_RDMAP) + layer);
+}
 
 struct kiwi_ucontext {
 	struct ib_ucontext ibuc;
@@ -276,6 +335,8 @@ struct kiwi_txs {
 	u32 npg;			/* entries with a page */
 	u32 iov_done;			/* entries fully sent */
 	size_t bytes;			/* total of the batch */
+	u32 nfpdu;			/* its FPDUs, for the counters */
+	u64 payload;			/* and their ULP payload */
 	u32 flen;			/* framing bytes used in fbuf */
 	/* MRs whose memory the batch references, put once it is sent */
 	struct kiwi_mr *mrs[KIWI_TX_MRS];

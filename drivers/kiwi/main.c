@@ -16,6 +16,10 @@
 #include "kiwi.h"
 #include "cm.h"
 
+/* the one place the trace events are instantiated */
+#define CREATE_TRACE_POINTS
+#include "kiwi_trace.h"
+
 /*
  * MPA policy defaults, copied by each device when it is created; the
  * device's sysfs files of the same names override them (cm.c, cm.md).
@@ -318,6 +322,11 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	/* We bind TCP ports ourselves; no iwpmd port mapper. */
 	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+	kdev->stats = alloc_percpu(struct kiwi_stats);
+	if (!kdev->stats) {
+		rv = -ENOMEM;
+		goto err_cm;
+	}
 	rv = kiwi_cm_dev_add(kdev);
 	if (rv)
 		goto err_cm;

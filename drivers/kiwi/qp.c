@@ -19,6 +19,15 @@
 #include <rdma/restrack.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
+
+/* Under qp->lock (or before the QP is visible): the one way to move it. */
+static void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new)
+{
+	if (qp->state != new)
+		trace_kiwi_qp_state(qp->ibqp.qp_num, qp->state, new);
+	qp->state = new;
+}
 
 static void kiwi_qp_release(struct kref *ref)
 {
@@ -210,6 +219,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		qp->owner = get_pid(task_tgid(current));
 	xa_store_bh(&kdev->qp_xa, id, qp, GFP_KERNEL);
 	kiwi_obj_inc(KIWI_OBJ_QP);
+	/* created in INIT (above), reported once it has its number */
+	trace_kiwi_qp_state(id, IB_QPS_RESET, IB_QPS_INIT);
 	return 0;
 
 err_id:
@@ -418,7 +429,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->ord = attr->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		qp->ird = attr->max_dest_rd_atomic;
-	qp->state = new;
+	kiwi_qp_state_set(qp, new);
 	if (new != IB_QPS_RTS)
 		kiwi_tx_busy_clear(qp);
 	if (new == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
@@ -449,6 +460,19 @@ out:
 	return rv;
 }
 
+static const char *kiwi_qp_state_name(enum ib_qp_state s)
+{
+	static const char * const names[] = {
+		[IB_QPS_RESET] = "RESET", [IB_QPS_INIT] = "INIT",
+		[IB_QPS_RTR] = "RTR", [IB_QPS_RTS] = "RTS",
+		[IB_QPS_SQD] = "SQD", [IB_QPS_SQE] = "SQE",
+		[IB_QPS_ERR] = "ERR",
+	};
+
+	return (unsigned int)s < ARRAY_SIZE(names) && names[s] ?
+		names[s] : "?";
+}
+
 /*
  * `rdma res show qp -dd`: the engines' state, for whoever has to find out
  * why a QP stopped moving.  stop_mutex with KIWI_EF_ON keeps the socket
@@ -462,8 +486,10 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct nlattr *nest;
 	struct sock *sk;
 	bool sq_next = false, rq_next = false;
+	struct kiwi_mpa_result mpa;
+	enum ib_qp_state state;
 	unsigned long flags;
-	u32 v[6];
+	u32 v[6], rd[4];
 	int rv = 0;
 
 	/* the rings may be gone already (kiwi_qp_ring_drop()) */
@@ -485,12 +511,29 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 
 		v[4] = READ_ONCE(ctrl->engine_busy);
 	}
+	state = qp->state;
+	rd[0] = qp->ord;		/* the consumer's limits (modify_qp) */
+	rd[1] = qp->ird;
+	rd[2] = qp->ord_max;		/* what the MPA exchange settled */
+	rd[3] = qp->ird_max;
+	mpa = qp->mpa;			/* of the last connection */
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
-	if (rdma_nl_put_driver_u64_hex(msg, "eflags", READ_ONCE(qp->eflags)) ||
+	if (rdma_nl_put_driver_string(msg, "state", kiwi_qp_state_name(state)) ||
+	    rdma_nl_put_driver_u32(msg, "ord", rd[0]) ||
+	    rdma_nl_put_driver_u32(msg, "ird", rd[1]) ||
+	    rdma_nl_put_driver_u32(msg, "ord_max", rd[2]) ||
+	    rdma_nl_put_driver_u32(msg, "ird_max", rd[3]) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_rev", mpa.rev) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_crc", mpa.crc) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_markers_rx", mpa.markers_rx) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mpa.markers_tx) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_p2p", mpa.p2p) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_rtr", mpa.rtr) ||
+	    rdma_nl_put_driver_u64_hex(msg, "eflags", READ_ONCE(qp->eflags)) ||
 	    rdma_nl_put_driver_u32(msg, "sq_cons", v[0]) ||
 	    rdma_nl_put_driver_u32(msg, "sq_next_posted", sq_next) ||
 	    rdma_nl_put_driver_u32(msg, "rq_cons", v[1]) ||
@@ -512,6 +555,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	sk = qp->sock->sk;
 	v[0] = READ_ONCE(txs->wr.active);
 	v[1] = READ_ONCE(txs->niov) - READ_ONCE(txs->iov_done);
+	rd[0] = READ_ONCE(txs->bytes);
 	v[2] = READ_ONCE(txs->ord_wait);
 	v[3] = READ_ONCE(sk->sk_wmem_queued);
 	v[4] = READ_ONCE(sk->sk_sndbuf);
@@ -519,6 +563,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	       READ_ONCE(tcp_sk(sk)->copied_seq);
 	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
 	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent", rd[0]) ||
 	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
 	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
 	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
@@ -616,7 +661,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_bh(&qp->kdev->qp_xa, ibqp->qp_num);
 	/* no completions after destroy: queued WRs are dropped, not flushed */
 	spin_lock_irqsave(&qp->lock, flags);
-	qp->state = IB_QPS_ERR;
+	kiwi_qp_state_set(qp, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	/* ib_core frees *qp when we return: wait out iw_cm's references */
@@ -760,6 +805,16 @@ done:
 	return rv;
 }
 
+/* bytes a kernel WR names, for its trace event */
+static u32 kiwi_sg_len(const struct ib_sge *sg, int n)
+{
+	u32 len = 0;
+
+	while (n-- > 0)
+		len += sg[n].length;
+	return len;
+}
+
 /* Called with qp->lock held, QP in ERR: complete at once, flushed. */
 static int kiwi_flush_send_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 			       const struct ib_send_wr **bad_wr)
@@ -794,8 +849,10 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	if (qp->user)
+	if (qp->user) {
 		kiwi_doorbell_count();
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_DOORBELLS);
+	}
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
@@ -833,6 +890,10 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		memcpy(sqe, &tmp, sizeof(tmp));
 		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
 		qp->sq_prod++;
+		if (trace_kiwi_wr_post_enabled())
+			trace_kiwi_wr_post(ibqp->qp_num, false, false, tmp.id,
+					   tmp.opcode, kiwi_sg_len(wr->sg_list,
+							wr->num_sge));
 		kick = true;
 	}
 	if (rv)
@@ -919,6 +980,11 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			memcpy(rqe, &tmp, sizeof(tmp));
 			kiwi_slot_set(&rqe->flags, KIWI_WQE_VALID);
 			qp->rq_prod++;
+			if (trace_kiwi_wr_post_enabled())
+				trace_kiwi_wr_post(ibqp->qp_num, true, false,
+						   tmp.id, KIWI_OP_RECEIVE,
+						   kiwi_sg_len(wr->sg_list,
+							       wr->num_sge));
 		}
 	}
 	if (rv)
@@ -954,7 +1020,7 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 	spin_lock_irqsave(&qp->lock, flags);
 	was = qp->state == IB_QPS_ERR;
 	if (!was) {
-		qp->state = IB_QPS_ERR;
+		kiwi_qp_state_set(qp, IB_QPS_ERR);
 		/* posts ring the doorbell again: in ERR they are flushed */
 		kiwi_tx_busy_clear(qp);
 		if (kiwi_qp_flush_now(qp)) {
@@ -1016,7 +1082,7 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	int i;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	qp->state = IB_QPS_ERR;
+	kiwi_qp_state_set(qp, IB_QPS_ERR);
 	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
 	qp->term_status = IB_WC_SUCCESS;
 	/*
@@ -1193,7 +1259,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->cep = cep;
 	kiwi_cep_get(cep);
 	reinit_completion(&qp->llp_stopped);
-	qp->state = IB_QPS_RTS;
+	kiwi_qp_state_set(qp, IB_QPS_RTS);
 	set_bit(KIWI_EF_ON, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->tx_mutex);

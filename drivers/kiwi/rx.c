@@ -20,6 +20,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 enum {
 	KIWI_RXK_NONE,
@@ -153,6 +154,13 @@ static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 		goto bad;
 	rs->rqe.num_sge = nsge;
 	rs->total = total;
+	/*
+	 * A kernel QP's own receives were traced when posted; user and
+	 * SRQ receives are seen here first (an SRQ post names no QP).
+	 */
+	if (qp->srq || qp->user)
+		trace_kiwi_wr_post(qp->ibqp.qp_num, true, true, rs->rqe.id,
+				   KIWI_OP_RECEIVE, total);
 	return KIWI_OK;
 bad:
 	kiwi_rx_wc(qp, rs->rqe.id, 0, IB_WC_LOC_PROT_ERR, 0, 0);
@@ -300,6 +308,7 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 		if (err)
 			return err;
 		qp->rx_rtr = true;
+		trace_kiwi_rtr_rcvd(qp->ibqp.qp_num, h->opcode);
 		if (h->opcode == KIWI_RDMAP_READ_REQ)
 			return kiwi_rx_rreq(qp, h);
 		qp->rx_kind = KIWI_RXK_SKIP;
@@ -525,6 +534,11 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 	const struct kiwi_hdr *h = &qp->rx.hdr;
 	unsigned long flags;
 
+	kiwi_stat_inc(qp->kdev, KIWI_STAT_RX_FPDUS);
+	/* ULP payload only: not a Terminate's copy of the bad headers */
+	if (qp->rx_kind == KIWI_RXK_WRITE || qp->rx_kind == KIWI_RXK_RRESP ||
+	    qp->rx_kind == KIWI_RXK_SEND)
+		kiwi_stat_add(qp->kdev, KIWI_STAT_RX_BYTES, qp->rx_bytes);
 	switch (qp->rx_kind) {
 	case KIWI_RXK_WRITE:
 		kiwi_mr_put(qp->rx_mr);
@@ -546,6 +560,8 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		break;
 	case KIWI_RXK_TERM:
 		qp->term_rcvd = h->term;
+		kiwi_stat_term(qp->kdev, false, h->term.layer);
+		trace_kiwi_term_rcvd(qp->ibqp.qp_num, &h->term);
 		pr_debug("kiwi: qp %u: Terminate layer %u type %u code 0x%02x\n",
 			 qp->ibqp.qp_num, h->term.layer, h->term.etype,
 			 h->term.ecode);
@@ -623,6 +639,8 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 				return false;
 			break;
 		case KIWI_RX_ERROR:
+			if (ev.err == KIWI_ERR_MPA_CRC)
+				kiwi_stat_inc(qp->kdev, KIWI_STAT_CRC_ERRORS);
 			kiwi_rx_abort_fpdu(qp);
 			kiwi_rx_fail(qp, ev.err, ev.err != KIWI_ERR_MPA_CRC &&
 				     ev.err != KIWI_ERR_MPA_MARKER);

@@ -28,6 +28,7 @@
 #include <net/tcp.h>
 
 #include "kiwi.h"
+#include "kiwi_trace.h"
 
 /* work done by one run before the engine yields */
 #define KIWI_TX_BUDGET_WORK	(512 * 1024)
@@ -362,6 +363,8 @@ static int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	rv = kiwi_tx_begin(&txs->fr, h, len);
 	if (rv)
 		return rv;
+	txs->nfpdu++;
+	txs->payload += len;
 	while (kiwi_tx_busy(&txs->fr)) {
 		u8 *fb = txs->fbuf + txs->flen;
 
@@ -546,6 +549,11 @@ static int kiwi_batch_push(struct kiwi_qp *qp)
 	txs->bytes = 0;
 	txs->flen = 0;
 	txs->stale = false;
+	/* counted as sent once TCP has all of the batch */
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
+	txs->nfpdu = 0;
+	txs->payload = 0;
 	/* TCP has copied the data or holds its own page references */
 	for (i = 0; i < txs->nmrs; i++)
 		kiwi_mr_put(txs->mrs[i]);
@@ -587,6 +595,8 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 	txs->npg = 0;
 	txs->iov_done = 0;
 	txs->bytes = 0;
+	txs->nfpdu = 0;
+	txs->payload = 0;
 	txs->flen = 0;
 	txs->stale = false;
 }
@@ -741,6 +751,18 @@ enum {
 	KIWI_NEXT_PUSH,
 };
 
+/* bytes a user SQE names as the process wrote it, for its trace event */
+static u32 kiwi_sqe_len(const struct kiwi_sqe *sqe)
+{
+	u32 len = 0, i;
+
+	if (sqe->flags & KIWI_WQE_INLINE)
+		return sqe->inline_len;
+	for (i = 0; i < sqe->num_sge && i < KIWI_MAX_SGE; i++)
+		len += sqe->sge[i].length;
+	return len;
+}
+
 /*
  * Take the next SQE if the QP may process it: not while ORD Reads are
  * outstanding for a fenced WR or a Read beyond ORD.  A memory operation
@@ -783,6 +805,10 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	kiwi_slot_set(&slot->flags, 0);
 	w->seq = qp->sq_cons++;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	/* a kernel QP's WR was traced when posted */
+	if (qp->user && trace_kiwi_wr_post_enabled())
+		trace_kiwi_wr_post(qp->ibqp.qp_num, false, true, w->sqe.id,
+				   w->sqe.opcode, kiwi_sqe_len(&w->sqe));
 
 	w->off = 0;
 	w->active = true;
@@ -975,6 +1001,7 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 		return rv;
 	if (!h.tagged)
 		h.msn = txs->msn[h.qn]++;
+	trace_kiwi_rtr_sent(qp->ibqp.qp_num, h.opcode);
 	return kiwi_fpdu_add(txs, &h, &none, 0);
 }
 
@@ -1106,6 +1133,10 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 				break;
 			}
 			if (txs->term_queued) {
+				kiwi_stat_term(qp->kdev, true,
+					       txs->term.term.layer);
+				trace_kiwi_term_sent(qp->ibqp.qp_num,
+						     &txs->term.term);
 				set_bit(KIWI_EF_TERM_SENT, &qp->eflags);
 				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
 				kiwi_cm_llp_event(qp->cep,
