@@ -6,7 +6,13 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-kdir=${1:-$(make -s -C "$root" --no-print-directory print-kdir)}
+# the headers a plain `make` builds against: not those of a `make check
+# KDIR=...` calling us, whose KDIR reaches sub-makes through MAKEFLAGS
+default_kdir() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u KDIR \
+		make -s -C "$root" --no-print-directory print-kdir
+}
+kdir=${1:-$(default_kdir)}
 out=$root/out/check
 mkdir -p "$out"
 
@@ -40,8 +46,7 @@ srcs=$(cd "$root" && ls drivers/kiwi/*.[ch] drivers/kiwi/proto/*.[ch] \
 # Headers other than `make`'s default (another kernel): build in a tree of
 # links, so that the work tree keeps its objects for the default kernel.
 m=$root
-if [ "$(readlink -f "$kdir")" != "$(readlink -f "$(make -s -C "$root" \
-	--no-print-directory print-kdir)")" ]; then
+if [ "$(readlink -f "$kdir")" != "$(readlink -f "$(default_kdir)")" ]; then
 	m=$out/tree-$(echo "$kdir" | tr -c 'A-Za-z0-9_.+-' '_')
 	"$root/scripts/kbuild-tree.sh" "$m"
 fi
