@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 600
+# timeout-full: 3000
+#
+# Load, kiwi to kiwi across the veth (the server's device in its own
+# namespace): ucmatose with many connections at once, each QP carrying
+# its messages (100 connections, so 200 QPs in this kernel; 500 and 1,000
+# QPs with KIWI_FULL=1, which the issue measured failing with "Address
+# already in use"), then connect/disconnect cycles from several processes
+# at once (4 processes x 2 rounds of 10 connections; 4 x 125 rounds, 5,000
+# connections, with KIWI_FULL=1; KIWI_LOAD_ROUNDS overrides).  Measured:
+# the memory left over is the same after 200 and after 1,000 cycled
+# connections (2.1 and 2.0 MiB of caches), so it is not per connection.  Afterwards kiwi's object counts are
+# zero and the kernel's unreclaimable slab and vmalloc use are back within
+# 4 MiB of where they started.
+. "$(dirname "$0")/lib.sh"
+
+ns=kiwiload
+tmp=$(mktemp -d)
+
+cleanup() {
+	ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
+	pkill -9 -x ucmatose 2>/dev/null
+	ip netns exec $ns rdma link del kiwild1 2>/dev/null
+	rdma link del kiwild0 2>/dev/null
+	ip netns del $ns 2>/dev/null
+	veth_teardown
+}
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+setup() {
+	cleanup
+	veth_setup &&
+	ip netns add $ns &&
+	ip link set veth1 netns $ns &&
+	ip netns exec $ns ip addr add 198.18.0.2/24 dev veth1 &&
+	ip netns exec $ns ip link set veth1 up &&
+	ip netns exec $ns ip link set lo up &&
+	rdma link add kiwild0 type kiwi netdev veth0 &&
+	ip netns exec $ns rdma link add kiwild1 type kiwi netdev veth1
+}
+
+# kB of unreclaimable slab plus vmalloc, after reclaimable caches dropped
+kmem_kb() {
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	awk '/^SUnreclaim:|^VmallocUsed:/ { s += $2 } END { print s }' \
+		/proc/meminfo
+}
+
+# ucm PORT CONNS [TAG]: one ucmatose server (namespace) and client; both
+# must report status 0
+ucm() {
+	local port=$1 c=$2 tag=${3:-$1} sp rc src
+	ip netns exec $ns timeout 600 ucmatose -b 198.18.0.2 -p "$port" \
+		-c "$c" > "$tmp/us.$tag" 2>&1 &
+	sp=$!
+	wait_for 60 tcp_listening $ns "$port" || { kill $sp; return 1; }
+	timeout 600 ucmatose -s 198.18.0.2 -p "$port" -c "$c" \
+		> "$tmp/uc.$tag" 2>&1
+	rc=$?
+	wait $sp
+	src=$?
+	[ $rc -eq 0 ] && [ $src -eq 0 ] ||
+		{ tail -n 3 "$tmp/uc.$tag" "$tmp/us.$tag"; return 1; }
+}
+
+# cycles PROCS ROUNDS: PROCS processes at once, each ROUNDS ucmatose runs
+# of 10 connections against its own server
+cycles() {
+	local p r pids="" rc=0
+	for p in $(seq "$1"); do
+		(
+			for r in $(seq "$2"); do
+				ucm $((21100 + p)) 10 "$p" || exit 1
+			done
+		) > "$tmp/cyc.$p" 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do
+		wait "$p" || rc=1
+	done
+	[ $rc -eq 0 ] || cat "$tmp"/cyc.*
+	return $rc
+}
+
+kiwi_load || exit 1
+kiwi_provider_env
+base=$(kmem_kb)
+tap_diag "baseline, no device: unreclaimable slab + vmalloc $base kB"
+tap_check "set-up: kiwi on veth0, kiwi on veth1 in a namespace" setup
+
+t0=$SECONDS
+tap_check "ucmatose -c 100: 200 QPs connected at once, each carrying data" \
+	ucm 21001 100
+tap_diag "ucmatose -c 100 took $((SECONDS - t0)) s"
+if [ -n "${KIWI_FULL:-}" ]; then
+	t0=$SECONDS
+	tap_check "ucmatose -c 500: 1,000 QPs connected at once, each carrying data" \
+		ucm 21002 500
+	tap_diag "ucmatose -c 500 took $((SECONDS - t0)) s"
+	rounds=${KIWI_LOAD_ROUNDS:-125}
+else
+	rounds=${KIWI_LOAD_ROUNDS:-2}
+fi
+t0=$SECONDS
+tap_check "connect/disconnect cycles: 4 processes x $rounds rounds of 10" \
+	cycles 4 $rounds
+tap_diag "$((4 * rounds * 10)) connections in $((SECONDS - t0)) s"
+
+cleanup
+tap_check "object counts back to zero" wait_for 30 kiwi_counts_zero
+after=$(kmem_kb)
+tap_diag "after: unreclaimable slab + vmalloc $after kB ($((after - base)) kB)"
+tap_check "kernel memory back within 4 MiB of the baseline" \
+	test $((after - base)) -le 4096
+tap_done
