@@ -16,10 +16,14 @@
 # hangs.  The settings' sysfs files refuse bad values.  kiwi's object
 # counts are zero afterwards.
 #
-# KIWI_FULL=1 adds: the same netem run against siw both ways, and the
+# perftest (ib_write_bw -R) through the same lossy path completes.
+# KIWI_FULL=1 adds: the same netem runs against siw both ways (rping, and
+# ib_write_bw, ib_read_bw and ib_send_bw each way), and the
 # default settings (30 s user timeout) against a path down 5 s (survives)
 # and 60 s (told within 45 s).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nvmeof-lib.sh"
+. "$(dirname "$0")/apps-lib.sh"
 
 ns=kiwiflt
 live=$KIWI_ROOT/tests/verbs/build/liveness
@@ -335,6 +339,33 @@ if [ -n "${KIWI_FULL:-}" ] && siw_load; then
 	siw_unload
 fi
 
+# perftest through the lossy path (apps-lib's namespace and devices)
+perf_lossy() {
+	local c=$1 s=$2 tool
+	shift 2
+	tap_check "perftest set-up: $c client, $s server (apps-lib)" \
+		apps_setup "$c" "$s" off || return 1
+	tap_check "netem loss 2%, delay, reorder, duplicate on both ends" \
+		sh -c "tc qdisc add dev veth0 root netem loss 2% delay 2ms \
+			reorder 25% 50% duplicate 2% &&
+		ip netns exec $APPS_NS tc qdisc add dev veth1 root netem \
+			loss 2% delay 2ms reorder 25% 50% duplicate 2%"
+	for tool in "$@"; do
+		tap_check "$c to $s through the lossy path: $tool -R -n 200 -s 65536" \
+			apps_perf "$tool" 200 -s 65536
+	done
+	apps_teardown
+}
+
 cleanup
+if [ -n "${KIWI_FULL:-}" ] && siw_load; then
+	for pair in "kiwi kiwi" "kiwi siw" "siw kiwi"; do
+		perf_lossy $pair ib_write_bw ib_read_bw ib_send_bw
+	done
+	siw_unload
+else
+	perf_lossy kiwi kiwi ib_write_bw
+fi
+
 tap_check "object counts back to zero" wait_for 30 kiwi_counts_zero
 tap_done
