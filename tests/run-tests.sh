@@ -3,7 +3,7 @@
 #
 # kiwi's test suite (README's test command, `make test`):
 #   deps    scripts/deps.sh
-#   build   make module, make provider, make -C tests/verbs
+#   build   make module, make provider, make -C tests/verbs and tests/adversary
 #   unit    make -C tests/unit test
 #   fuzz    make -C tests/fuzz run FUZZ_SECONDS=30
 #   host/*  every executable tests/host/*.sh
@@ -124,6 +124,7 @@ step build "make module" make module
 step build "make provider" make provider
 if [ -f tests/verbs/Makefile ]; then
 	step build "make -C tests/verbs" make -C tests/verbs
+	step build "make -C tests/adversary" make -C tests/adversary
 else
 	echo "# build: no tests/verbs/Makefile, no C verbs tests to build"
 fi

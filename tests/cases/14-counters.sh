@@ -319,8 +319,11 @@ res_cm_fields() {
 adir=$KIWI_ROOT/tests/adversary
 bad_crc() {
 	local rc
+	# the suite builds them on the host; a direct run may not have
 	[ -x $adir/build/adversary ] && [ -x $adir/build/victim ] ||
-		{ echo "make -C tests/adversary"; return 1; }
+		make -s -C $adir > $tmp/adv-build.log 2>&1
+	[ -x $adir/build/adversary ] && [ -x $adir/build/victim ] ||
+		{ cat $tmp/adv-build.log; echo "make -C tests/adversary"; return 1; }
 	$adir/build/victim -a $cli_ip -p 7042 -d kc0 --info $tmp/vinfo \
 		--recvs 4 --recv-len 1024 --ird 4 --ord 4 > $tmp/victim.log 2>&1 &
 	vpid=$!
