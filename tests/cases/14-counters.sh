@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 300
+# timeout: 600
 #
 # Operability (issue 11, points 1-3): kiwi's counters in `rdma statistic`,
 # its trace events and its `rdma resource show qp -dd` fields.
