@@ -365,7 +365,7 @@ static int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		return rv;
 	txs->nfpdu++;
 	txs->payload += len;
-	while (kiwi_tx_busy(&txs->fr)) {
+	while (kiwi_tx_more(&txs->fr)) {
 		u8 *fb = txs->fbuf + txs->flen;
 
 		n = kiwi_tx_next(&txs->fr, fb, &take);

@@ -229,7 +229,7 @@ static void do_tx(void *arg)
 		h.last = off + len == MSG;
 		if (kiwi_tx_begin(&m->tx, &h, len))
 			exit(1);
-		while (kiwi_tx_busy(&m->tx)) {
+		while (kiwi_tx_more(&m->tx)) {
 			used += kiwi_tx_next(&m->tx, m->wire + used, &take);
 			if (take) {
 				kiwi_tx_copy_data(&m->tx, m->wire + used,

@@ -91,7 +91,7 @@ static int tx_fpdu(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 
 	if (rv)
 		return rv;
-	while (kiwi_tx_busy(tx)) {
+	while (kiwi_tx_more(tx)) {
 		u32 take;
 		u32 n = kiwi_tx_next(tx, frame, &take);
 
@@ -902,7 +902,7 @@ static void test_encode_errors(void)
 	   kiwi_tx_wire_len(&tx, &h, 1) == 0,
 	   "kiwi_fpdu_build refuses an unencodable header");
 	fill_hdr(&h, KIWI_RDMAP_TERMINATE);
-	ok(kiwi_tx_begin(&tx, &h, 3) == -EINVAL && !kiwi_tx_busy(&tx),
+	ok(kiwi_tx_begin(&tx, &h, 3) == -EINVAL && !kiwi_tx_more(&tx),
 	   "kiwi_tx_begin refuses a Terminate with payload and stays idle");
 }
 
@@ -989,7 +989,7 @@ static void test_framing(void)
 		fill_hdr(&h, KIWI_RDMAP_WRITE);
 		kiwi_tx_init(&tx, &mc);
 		ok(kiwi_tx_begin(&tx, &h, 65400) == -EMSGSIZE &&
-		   !kiwi_tx_busy(&tx),
+		   !kiwi_tx_more(&tx),
 		   "with Markers an FPDU longer than FPDUPTR can span is refused");
 		n = kiwi_fpdu_build(&tx, &h, big, 65006 - 14, wire, 70000);
 		ok(n > 65006 && n <= 0xffff,

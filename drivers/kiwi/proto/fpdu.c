@@ -75,8 +75,8 @@ void kiwi_rx_init(struct kiwi_rx *rx, const struct kiwi_rx_cfg *cfg)
 	kiwi_rx_next_fpdu(rx);
 }
 
-static u32 kiwi_rx_fail(struct kiwi_rx *rx, struct kiwi_rx_event *ev,
-			enum kiwi_err err, u32 used)
+static u32 kiwi_rx_error(struct kiwi_rx *rx, struct kiwi_rx_event *ev,
+			 enum kiwi_err err, u32 used)
 {
 	rx->state = KIWI_RXS_DEAD;
 	rx->err = err;
@@ -138,7 +138,7 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 
 	memset(ev, 0, sizeof(*ev));
 	if (rx->state == KIWI_RXS_DEAD)
-		return kiwi_rx_fail(rx, ev, rx->err, 0);
+		return kiwi_rx_error(rx, ev, rx->err, 0);
 
 	while (i < len) {
 		u32 avail = len - i;
@@ -154,7 +154,7 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 				i += take;
 				if (at + take == KIWI_MPA_MARKER_LEN &&
 				    !kiwi_rx_marker_ok(rx))
-					return kiwi_rx_fail(rx, ev,
+					return kiwi_rx_error(rx, ev,
 							    KIWI_ERR_MPA_MARKER,
 							    i);
 				continue;
@@ -178,12 +178,12 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 				rx->ulpdu_len = be16_to_cpu(rx->wire.c.mpa_len);
 				err = kiwi_hdr_need(&rx->wire, &rx->hdr_need);
 				if (err)
-					return kiwi_rx_fail(rx, ev, err, i);
+					return kiwi_rx_error(rx, ev, err, i);
 				break;
 			}
 			err = kiwi_rx_header(rx);
 			if (err)
-				return kiwi_rx_fail(rx, ev, err, i);
+				return kiwi_rx_error(rx, ev, err, i);
 			ev->type = KIWI_RX_HDR;
 			ev->hdr = &rx->hdr;
 			ev->payload_len = rx->payload_left;
@@ -225,7 +225,7 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 					   ((u32)c[3] << 24);
 
 				if (wire != ~rx->crc)
-					return kiwi_rx_fail(rx, ev,
+					return kiwi_rx_error(rx, ev,
 							    KIWI_ERR_MPA_CRC, i);
 			}
 			ev->type = KIWI_RX_DONE;
@@ -412,7 +412,7 @@ int kiwi_fpdu_build(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 	rv = kiwi_tx_begin(tx, h, payload_len);
 	if (rv)
 		return rv;
-	while (kiwi_tx_busy(tx)) {
+	while (kiwi_tx_more(tx)) {
 		u32 take;
 		u32 n = kiwi_tx_next(tx, frame, &take);
 

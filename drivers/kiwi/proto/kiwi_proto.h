@@ -322,11 +322,11 @@ int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
  * return their count; *payload is how many caller payload bytes go on the
  * wire right after them. Before the next call, the caller accounts those
  * payload bytes with kiwi_tx_copy_data() when it copies them, else
- * kiwi_tx_crc_data(). Loop while kiwi_tx_busy().
+ * kiwi_tx_crc_data(). Loop while kiwi_tx_more().
  */
 u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload);
 
-static inline bool kiwi_tx_busy(const struct kiwi_tx *tx)
+static inline bool kiwi_tx_more(const struct kiwi_tx *tx)
 {
 	return tx->state != 0;
 }
