@@ -46,12 +46,7 @@ trap 'cleanup; rm -rf "$tmp"' EXIT
 setup() {
 	local a=${1}flt0 b=${2}flt1
 	cleanup
-	veth_setup &&
-	ip netns add $ns &&
-	ip link set veth1 netns $ns &&
-	ip netns exec $ns ip addr add 198.18.0.2/24 dev veth1 &&
-	ip netns exec $ns ip link set veth1 up &&
-	ip netns exec $ns ip link set lo up &&
+	veth_ns_setup $ns &&
 	rdma link add "$a" type "$1" netdev veth0 &&
 	ip netns exec $ns rdma link add "$b" type "$2" netdev veth1
 }
@@ -106,6 +101,22 @@ rping_told() {
 # and not the connection set-up
 rping_up() {
 	wait_for 60 sh -c "ss -Htn state established dport = :$1 | grep -q ."
+}
+
+# rping_bg LIMIT PORT COUNT [-V]: an rping pair of 16 KiB pings in the
+# background (server in the namespace, pid in sp; client here, pid in cp),
+# each killed after LIMIT seconds; returns once the client's connection is
+# established, so that a fault hits the transfer and not the set-up
+rping_bg() {
+	local lim=$1 port=$2 n=$3 v=${4:-}
+	ip netns exec $ns timeout "$lim" rping -s -a 198.18.0.2 -p "$port" \
+		-C "$n" -S 16384 $v > "$tmp/rps.log" 2>&1 &
+	sp=$!
+	wait_for 30 tcp_listening $ns "$port"
+	timeout "$lim" rping -c -a 198.18.0.2 -p "$port" -C "$n" -S 16384 $v \
+		> "$tmp/rpc.log" 2>&1 &
+	cp=$!
+	rping_up "$port"
 }
 
 now_ms() {
@@ -184,14 +195,7 @@ tap_diag "ss -K: client $(cat "$tmp/live.c"); server $(cat "$tmp/live.s"); fault
 # the path down for less than the user timeout: nothing lost
 knobs kiwiflt0 8000 2
 knobs kiwiflt1 8000 2 $ns
-ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p 20963 -C 3000 \
-	-S 16384 -V > "$tmp/rps.log" 2>&1 &
-sp=$!
-wait_for 30 tcp_listening $ns 20963
-timeout 300 rping -c -a 198.18.0.2 -p 20963 -C 3000 -S 16384 -V \
-	> "$tmp/rpc.log" 2>&1 &
-cp=$!
-rping_up 20963
+rping_bg 300 20963 3000 -V
 sleep 1
 ip netns exec $ns ip link set veth1 down
 sleep 1.5
@@ -208,14 +212,7 @@ tap_check "path down 1.5 s under rping -V (user timeout 8 s): both exit 0" \
 # the path down for longer: a busy connection is told by the user timeout
 knobs kiwiflt0 4000 2
 knobs kiwiflt1 4000 2 $ns
-ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p 20964 -C 100000 \
-	-S 16384 > "$tmp/rps.log" 2>&1 &
-sp=$!
-wait_for 30 tcp_listening $ns 20964
-timeout 300 rping -c -a 198.18.0.2 -p 20964 -C 100000 -S 16384 \
-	> "$tmp/rpc.log" 2>&1 &
-cp=$!
-rping_up 20964
+rping_bg 300 20964 100000
 sleep 1
 ip netns exec $ns ip link set veth1 down
 t0=$(now_ms)
@@ -249,14 +246,7 @@ if [ -n "${KIWI_FULL:-}" ]; then
 	# the defaults against real outages
 	knobs kiwiflt0 30000 30
 	knobs kiwiflt1 30000 30 $ns
-	ip netns exec $ns timeout 600 rping -s -a 198.18.0.2 -p 20966 \
-		-C 4000 -S 16384 -V > "$tmp/rps.log" 2>&1 &
-	sp=$!
-	wait_for 30 tcp_listening $ns 20966
-	timeout 600 rping -c -a 198.18.0.2 -p 20966 -C 4000 -S 16384 -V \
-		> "$tmp/rpc.log" 2>&1 &
-	cp=$!
-	rping_up 20966
+	rping_bg 600 20966 4000 -V
 	sleep 1
 	ip netns exec $ns ip link set veth1 down
 	sleep 5
@@ -271,14 +261,7 @@ if [ -n "${KIWI_FULL:-}" ]; then
 		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
 
 	tap_check "defaults: idle connection up" live_start 20967
-	ip netns exec $ns timeout 600 rping -s -a 198.18.0.2 -p 20968 \
-		-C 100000 -S 16384 > "$tmp/rps.log" 2>&1 &
-	sp=$!
-	wait_for 30 tcp_listening $ns 20968
-	timeout 600 rping -c -a 198.18.0.2 -p 20968 -C 100000 -S 16384 \
-		> "$tmp/rpc.log" 2>&1 &
-	cp=$!
-	rping_up 20968
+	rping_bg 600 20968 100000
 	sleep 1
 	ip netns exec $ns ip link set veth1 down
 	t0=$(now_ms)
@@ -303,14 +286,7 @@ if [ -n "${KIWI_FULL:-}" ]; then
 fi
 
 # the peer's namespace deleted mid-transfer (veth0 goes with its peer)
-ip netns exec $ns timeout 300 rping -s -a 198.18.0.2 -p 20969 -C 100000 \
-	-S 16384 > "$tmp/rps.log" 2>&1 &
-sp=$!
-wait_for 30 tcp_listening $ns 20969
-timeout 300 rping -c -a 198.18.0.2 -p 20969 -C 100000 -S 16384 \
-	> "$tmp/rpc.log" 2>&1 &
-cp=$!
-rping_up 20969
+rping_bg 300 20969 100000
 sleep 1
 ip netns pids $ns | xargs -r kill -9
 ip netns del $ns

@@ -31,12 +31,7 @@ trap 'cleanup; rm -rf "$tmp"' EXIT
 
 setup() {
 	cleanup
-	veth_setup &&
-	ip netns add $ns &&
-	ip link set veth1 netns $ns &&
-	ip netns exec $ns ip addr add 198.18.0.2/24 dev veth1 &&
-	ip netns exec $ns ip link set veth1 up &&
-	ip netns exec $ns ip link set lo up &&
+	veth_ns_setup $ns &&
 	rdma link add kiwild0 type kiwi netdev veth0 &&
 	ip netns exec $ns rdma link add kiwild1 type kiwi netdev veth1
 }

@@ -151,6 +151,18 @@ veth_setup() {
 	ip link set veth1 up
 }
 
+# veth_ns_setup NS: veth_setup, then veth1 (198.18.0.2) moved into a new
+# network namespace NS, with its loopback up: two ends whose traffic must
+# cross the veth.
+veth_ns_setup() {
+	veth_setup &&
+	ip netns add "$1" &&
+	ip link set veth1 netns "$1" &&
+	ip netns exec "$1" ip addr add 198.18.0.2/24 dev veth1 &&
+	ip netns exec "$1" ip link set veth1 up &&
+	ip netns exec "$1" ip link set lo up
+}
+
 veth_teardown() {
 	ip link del veth0 2>/dev/null
 	return 0
