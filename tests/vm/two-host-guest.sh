@@ -16,7 +16,9 @@
 #                  rpingsmall (64 B x 10), rpingbig (20000 B x 3; more
 #                  than two jumbo frames), write, read, send (perftest
 #                  ib_*_bw -R), nvme (nvmet-rdma target, nvme-rdma host, fio
-#                  crc32c verify)
+#                  crc32c verify), netem (from there on, this side's NIC
+#                  sends through tc netem: loss, delay with reordering,
+#                  duplication and a rate limit; removed with the pairing)
 #
 # Each side prints TAP for what it sees: its exit statuses, the bytes its
 # NIC counted, and on A, the MPA CRC bit of every connection as captured on
@@ -263,6 +265,29 @@ step_nvme() {
 	th_check_bytes "NVMe-oF I/O" "$b0" "$b1" $min $min
 }
 
+# netem: this side's NIC sends through a lossy, reordering, duplicating,
+# rate-limited qdisc (both sides apply it, so both directions suffer) until
+# the pairing ends; th_netem_check: it did drop frames on the way.
+TH_NETEM="delay 4ms 2ms loss 2% duplicate 1% reorder 5% 50% rate 400mbit"
+step_netem() {
+	modprobe sch_netem 2>/dev/null
+	tap_check "tc netem on $nic: $TH_NETEM" \
+		tc qdisc replace dev "$nic" root netem $TH_NETEM
+}
+
+th_netem_dropped() {
+	tc -s qdisc show dev "$nic" | grep -o 'dropped [0-9]*' | head -n1 | cut -d' ' -f2
+}
+
+th_netem_end() {
+	local d
+	tc qdisc show dev "$nic" | grep -q netem || return 0
+	d=$(th_netem_dropped)
+	tap_diag "netem on $nic: $(tc -s qdisc show dev "$nic" | tr -s ' \n' ' ')"
+	tap_check "netem dropped frames on $nic (${d:-none})" test "${d:-0}" -gt 0
+	tap_check "netem removed from $nic" tc qdisc del dev "$nic" root
+}
+
 # run_pairing N SPEC
 run_pairing() {
 	local i=$1 pa ca pb cb mtu srv tests prov crc side t label want k
@@ -318,10 +343,12 @@ run_pairing() {
 		rpingbig) step_rping $side "p$i-$k" 20000 3; conn=1 ;;
 		write|read|send) step_perf $side "p$i-$k" ib_${t}_bw; conn=1 ;;
 		nvme) step_nvme $side "p$i-$k"; conn=1 ;;
+		netem) step_netem ;;
 		*) tap_fail "unknown test $t" ;;
 		esac
 	done
 	th_sync "p$i-end"
+	th_netem_end
 	if [ $role = A ] && [ $conn = 1 ]; then
 		tap_check "MPA Reply crc=$want on every connection (captured on $nic)" \
 			nvmf_sniff_check $want
