@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi connection management, private to cm*.c: the connection endpoint
+ * (struct kiwi_cep) and what its files share.  cm.c says how endpoints
+ * live, change state and lock; cm.h is the CM's face to the rest of
+ * kiwi, conn.h its seam with the QP engines.
+ */
+#ifndef KIWI_CEP_H
+#define KIWI_CEP_H
+
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+#include <net/ipv6.h>
+
+#include "cm.h"
+
+/* cep->state: cm.c draws the transitions */
+enum kiwi_cep_state {
+	KIWI_CEP_IDLE,
+	KIWI_CEP_LISTEN,
+	KIWI_CEP_CONNECTING,
+	KIWI_CEP_AWAIT_REQ,
+	KIWI_CEP_REQ_RCVD,
+	KIWI_CEP_ESTABLISHED,
+	KIWI_CEP_CLOSING,
+	KIWI_CEP_CLOSED,
+};
+
+/* disconnect requests from kiwi_cm_disconnect(), in cep->disc */
+#define KIWI_DISC_GRACEFUL	BIT(0)
+#define KIWI_DISC_ABORT		BIT(1)
+
+/* MPA Request/Reply with the most private data, or a Terminate */
+#define KIWI_CEP_BUF	(sizeof(struct kiwi_mpa_rr) + KIWI_MPA_PD_MAX)
+
+/*
+ * How long a Request read in full waits for connections accepted before
+ * it whose Requests are still being read (kiwi_cep_req_work()): what a
+ * silent peer can delay others by.
+ */
+#define KIWI_ORDER_WAIT		HZ
+
+/* handshake frame status (cep->hs_status) besides a negative errno */
+#define KIWI_HS_READING		0
+#define KIWI_HS_COMPLETE	1
+
+/* Per device: its MPA policy and the ceps removal has to wait for. */
+struct kiwi_cm_dev {
+	struct list_head entry;		/* kiwi_cm_devs */
+	struct kiwi_dev *kdev;
+	struct kiwi_mpa_policy pol;
+	unsigned int llp[KIWI_LLP_MAX];	/* READ_ONCE/WRITE_ONCE */
+	spinlock_t lock;		/* ceps */
+	struct list_head ceps;
+	wait_queue_head_t empty;	/* ceps became empty */
+};
+
+struct kiwi_cep {
+	struct kref ref;
+	struct mutex mutex;		/* everything below but the softirq part */
+	enum kiwi_cep_state state;
+	struct kiwi_cm_dev *cdev;
+	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
+	bool reaped;			/* under cdev->lock: device removal saw it */
+	bool dead;			/* device or listener gone: fail handshake */
+	bool req_pending;		/* initiator: no Reply yet, none failed */
+	bool req_sent;			/* initiator: it was sent */
+	bool hs_cb;			/* the handshake callbacks are on sock */
+	bool order_wait;		/* order_end is set */
+	int hs_err;			/* initiator: the SYN could not go */
+	/*
+	 * KIWI_HS_*, or a negative errno: written by the callbacks under
+	 * the socket lock (release), read by the handshake work (acquire)
+	 */
+	int hs_status;
+	unsigned long order_end;	/* jiffies: end of the wait for turn */
+
+	struct socket *sock;
+	struct iw_cm_id *cm_id;		/* referenced with add_ref, or listener's */
+	/* cm_id's rdma_cm_id, compared only (kiwi_fill_res_cm_id_entry()) */
+	const void *ulp_id;
+	struct kiwi_qp *qp;		/* referenced */
+	unsigned long deadline;		/* jiffies: end of the handshake */
+
+	/* listener */
+	struct list_head lsocks;
+	struct list_head children;	/* Requests not delivered yet, in order */
+	int backlog;
+	bool wildcard;			/* on kiwi_wild: follows the addresses */
+	bool foreign;			/* wildcard from another netns: none */
+	bool v4too;			/* IPv6 wildcard covering IPv4 too */
+	sa_family_t family;
+	__be16 port;
+	struct list_head wild_entry;
+	struct work_struct resync_work;	/* an address was added */
+
+	/* passive connection */
+	struct kiwi_cep *parent;	/* referenced */
+	struct list_head child_entry;
+
+	/* engines' reports and disconnect requests, any context */
+	spinlock_t lock;
+	unsigned long llp_events;	/* BIT(enum kiwi_llp_event) */
+	unsigned long disc;		/* KIWI_DISC_* */
+
+	/* handshake steps and its timer: connect or Request (kiwi_cm_wq) */
+	struct delayed_work hs_work;
+	struct work_struct event_work;		/* kiwi_cm_ev_wq */
+	struct delayed_work close_timer;	/* kiwi_cm_ev_wq */
+	/* the socket's callbacks before the handshake's */
+	void (*sk_data_ready)(struct sock *sk);
+	void (*sk_state_change)(struct sock *sk);
+
+	struct kiwi_mpa_cfg cfg;
+	struct kiwi_mpa_result res;
+	struct kiwi_mpa_parser parser;
+	struct sockaddr_storage laddr;
+	struct sockaddr_storage raddr;
+	u16 pd_len;			/* initiator's private data */
+	u8 pd[KIWI_MPA_PD_MAX];
+	u8 buf[KIWI_CEP_BUF];
+};
+
+/* cm.c */
+/* handshakes, accept loops, listener resyncs: short steps, never blocking */
+extern struct workqueue_struct *kiwi_cm_wq;
+/* handshake counters, all devices together (debugfs kiwi/cm) */
+extern atomic_t kiwi_cm_pending;
+extern atomic64_t kiwi_cm_cap_listener;
+extern atomic64_t kiwi_cm_cap_source;
+extern atomic64_t kiwi_cm_req_timeouts;
+
+struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev);
+void kiwi_cep_stop_timer(struct kiwi_cep *cep);
+void kiwi_cep_finish(struct kiwi_cep *cep);
+void kiwi_cep_start_timer(struct kiwi_cep *cep);
+void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort);
+int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
+		     struct socket **sock);
+void kiwi_cep_addrs(struct kiwi_cep *cep);
+int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
+		    enum iw_cm_event_type type, int status,
+		    const u8 *pd, u16 pd_len);
+
+/* cm_policy.c */
+struct kiwi_cm_dev *kiwi_cm_dev_get(struct kiwi_dev *kdev);
+struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev);
+void kiwi_cep_llp_opts(struct kiwi_cep *cep);
+void kiwi_cep_cfg(struct kiwi_cep *cep, u16 ird, u16 ord);
+
+/* cm_mpa.c */
+int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len);
+int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
+		      size_t len);
+void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn);
+void kiwi_cep_frame_rcvd(struct kiwi_cep *cep);
+void kiwi_cep_hs_kick(struct kiwi_cep *cep);
+void kiwi_cep_hs_arm(struct kiwi_cep *cep, unsigned long when);
+void kiwi_cep_hs_read(struct kiwi_cep *cep, struct sock *sk);
+void kiwi_cep_hs_attach(struct kiwi_cep *cep, bool reply);
+void kiwi_cep_hs_detach(struct kiwi_cep *cep);
+int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop);
+void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err);
+
+/* cm_active.c, cm_passive.c: one step of a handshake, from hs_work */
+void kiwi_cep_conn_work(struct kiwi_cep *cep);
+void kiwi_cep_req_work(struct kiwi_cep *cep);
+
+/* cm_listen.c */
+void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks);
+void kiwi_lsocks_free(struct list_head *socks);
+int kiwi_cm_listen_init(void);
+void kiwi_cm_listen_exit(void);
+
+/* ---- small helpers ---- */
+
+static inline unsigned long kiwi_cm_timeout(void)
+{
+	return msecs_to_jiffies(kiwi_cm_get_timeout());
+}
+
+static inline int kiwi_addr_len(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+		sizeof(struct sockaddr_in);
+}
+
+static inline bool kiwi_addr_same(const struct sockaddr_storage *a,
+				  const struct sockaddr_storage *b)
+{
+	return a->ss_family == b->ss_family &&
+	       !memcmp(a, b, kiwi_addr_len(a));
+}
+
+static inline bool kiwi_family_ok(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET || a->ss_family == AF_INET6;
+}
+
+static inline long kiwi_cep_left(struct kiwi_cep *cep)
+{
+	return (long)(cep->deadline - jiffies);
+}
+
+static inline u32 kiwi_cep_mss(struct kiwi_cep *cep)
+{
+	return READ_ONCE(tcp_sk(cep->sock->sk)->mss_cache);
+}
+
+static inline u32 kiwi_cep_qpn(const struct kiwi_cep *cep)
+{
+	return cep->qp ? cep->qp->ibqp.qp_num : 0;
+}
+
+/* hs_status outside the socket lock: once not READING, the parser is final */
+static inline int kiwi_cep_hs_status(struct kiwi_cep *cep)
+{
+	/* pairs with the release in kiwi_cep_hs_actor() */
+	return smp_load_acquire(&cep->hs_status);
+}
+
+#endif /* KIWI_CEP_H */

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi connection management, active side: iw_connect, the TCP connect,
+ * the MPA Request in the order the consumer connected, and the Reply.
+ */
+
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "cep.h"
+
+/* no older connection to the same peer address still owes its Request */
+static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
+{
+	struct kiwi_cm_dev *cdev = cep->cdev;
+	struct kiwi_cep *o;
+	bool turn = true;
+
+	spin_lock_irq(&cdev->lock);
+	list_for_each_entry(o, &cdev->ceps, dev_entry) {
+		if (o == cep)
+			break;
+		if (READ_ONCE(o->req_pending) &&
+		    kiwi_addr_same(&o->raddr, &cep->raddr)) {
+			turn = false;
+			break;
+		}
+	}
+	spin_unlock_irq(&cdev->lock);
+	return turn;
+}
+
+/* Our Request went (or never will): younger ones to the peer may go. */
+static void kiwi_cep_req_done(struct kiwi_cep *cep)
+{
+	struct kiwi_cm_dev *cdev = cep->cdev;
+	struct kiwi_cep *o;
+
+	if (!READ_ONCE(cep->req_pending))
+		return;
+	WRITE_ONCE(cep->req_pending, false);
+	spin_lock_irq(&cdev->lock);
+	list_for_each_entry(o, &cdev->ceps, dev_entry) {
+		/* not the last put: a queued work holds its own */
+		if (READ_ONCE(o->req_pending) &&
+		    kiwi_addr_same(&o->raddr, &cep->raddr) &&
+		    kref_get_unless_zero(&o->ref)) {
+			/* a new older one to wait for: a new bounded wait */
+			WRITE_ONCE(o->order_wait, false);
+			kiwi_cep_hs_kick(o);
+			kiwi_cep_put(o);
+		}
+	}
+	spin_unlock_irq(&cdev->lock);
+}
+
+/*
+ * Under cep->mutex: the TCP connect, then the Request once older
+ * connections to the same peer sent theirs.  -EINPROGRESS: wait for
+ * the connect or the turn (a state change or a kick ends the wait).
+ */
+static int kiwi_cep_conn_request(struct kiwi_cep *cep)
+{
+	int rv, n;
+
+	if (cep->hs_err)
+		return cep->hs_err;
+	/* non-blocking: 0 once connected, the error once it failed */
+	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	if (rv == -EISCONN)
+		rv = 0;
+	if (rv == -EALREADY || rv == -EINPROGRESS || rv == -EAGAIN)
+		return kiwi_cep_left(cep) > 0 ? -EINPROGRESS : -ETIMEDOUT;
+	if (rv)
+		return rv;
+	if (!kiwi_cep_req_turn(cep)) {
+		/* an older one's listener is slow: ours goes after a while */
+		if (!READ_ONCE(cep->order_wait)) {
+			cep->order_end = jiffies + KIWI_ORDER_WAIT;
+			WRITE_ONCE(cep->order_wait, true);
+		}
+		if (time_before(jiffies, cep->order_end) &&
+		    time_before(cep->order_end, cep->deadline)) {
+			kiwi_cep_hs_arm(cep, cep->order_end);
+			return -EINPROGRESS;
+		}
+	}
+	tcp_sock_set_nodelay(cep->sock->sk);
+	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->buf,
+			       sizeof(cep->buf));
+	rv = n < 0 ? n : kiwi_cep_send_now(cep, cep->buf, n);
+	if (!rv) {
+		cep->req_sent = true;
+		kiwi_cep_frame_sent(cep, kiwi_cep_qpn(cep));
+	}
+	return rv;
+}
+
+void kiwi_cep_conn_work(struct kiwi_cep *cep)
+{
+	struct kiwi_mpa_frame *f = &cep->parser.f;
+	struct kiwi_conn_params params = { .initiator = true };
+	const u8 *pd = NULL;
+	u16 pd_len = 0;
+	enum kiwi_err err;
+	int rv = 0;
+
+	mutex_lock(&cep->mutex);
+	if (cep->state != KIWI_CEP_CONNECTING)
+		goto out;
+	if (cep->dead)
+		rv = -ECONNABORTED;
+	if (!rv && !cep->req_sent) {
+		rv = kiwi_cep_conn_request(cep);
+		if (rv == -EINPROGRESS) {
+			if (!READ_ONCE(cep->order_wait) ||
+			    !time_before(jiffies, cep->order_end))
+				kiwi_cep_hs_arm(cep, cep->deadline);
+			goto out;
+		}
+	}
+	if (!rv) {
+		rv = kiwi_cep_hs_result(cep, false);
+		if (rv == KIWI_HS_READING) {
+			kiwi_cep_hs_arm(cep, cep->deadline);
+			goto out;
+		}
+		if (rv == KIWI_HS_COMPLETE) {
+			rv = 0;
+			kiwi_cep_frame_rcvd(cep);
+		}
+	}
+	/*
+	 * Only now, with the Reply in (or none to come), may the next
+	 * Request to this peer go: a listener that reads Requests in
+	 * parallel (siw) could otherwise deliver two in either order.
+	 */
+	kiwi_cep_req_done(cep);
+	if (!rv && cep->dead)
+		rv = -ECONNABORTED;
+	if (!rv) {
+		err = kiwi_mpa_connect(&cep->cfg, f, &cep->res);
+		if (err == KIWI_ERR_MPA_REJECTED) {
+			pd = f->ulp_pd;
+			pd_len = f->ulp_pd_len;
+		} else if (err == KIWI_ERR_MPA_IRD || err == KIWI_ERR_MPA_RTR) {
+			kiwi_cep_send_term(cep, err);
+		}
+		if (err != KIWI_OK)
+			rv = -kiwi_err_desc(err)->errnum;
+	}
+	if (!rv) {
+		kiwi_cep_addrs(cep);
+		params.mpa = cep->res;
+		params.mss = kiwi_cep_mss(cep);
+		kiwi_cep_llp_opts(cep);
+		rv = kiwi_qp_llp_start(cep->qp, cep, cep->sock, &params);
+	}
+	if (rv) {
+		if (rv == -EAGAIN)
+			rv = -ETIMEDOUT;
+		if (rv == -ETIMEDOUT)
+			kiwi_stat_inc(cep->cdev->kdev,
+				      KIWI_STAT_CONNECT_TIMEOUTS);
+		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, rv,
+				pd, pd_len);
+		/* an RST frees a peer that never answered */
+		kiwi_cep_release_sock(cep, rv == -ETIMEDOUT);
+		cep->cm_id->rem_ref(cep->cm_id);
+		cep->cm_id = NULL;
+		WRITE_ONCE(cep->ulp_id, NULL);
+		kiwi_qp_put(cep->qp);
+		cep->qp = NULL;
+		kiwi_cep_finish(cep);
+	} else {
+		cep->state = KIWI_CEP_ESTABLISHED;
+		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
+				f->ulp_pd, f->ulp_pd_len);
+	}
+out:
+	mutex_unlock(&cep->mutex);
+}
+
+int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_dev *kdev = to_kdev(id->device);
+	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(kdev);
+	struct kiwi_cep *cep;
+	struct kiwi_qp *qp;
+	int rv;
+
+	if (!cdev)
+		return -ENODEV;
+	if (!kiwi_family_ok(&id->m_remote_addr) ||
+	    id->m_local_addr.ss_family != id->m_remote_addr.ss_family)
+		return -EAFNOSUPPORT;
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD)
+		return -EINVAL;
+	if (param->private_data_len && !param->private_data)
+		return -EINVAL;
+	qp = kiwi_qp_lookup(kdev, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	if (!kiwi_qp_bind_ok(qp, id)) {
+		kiwi_qp_put(qp);
+		return -EINVAL;
+	}
+	cep = kiwi_cep_alloc(cdev);
+	if (!cep) {
+		kiwi_qp_put(qp);
+		return -ENOMEM;
+	}
+	cep->qp = qp;
+	kiwi_cep_cfg(cep, param->ird, param->ord);
+	if (param->private_data_len > kiwi_mpa_ulp_pd_max(&cep->cfg)) {
+		rv = -EINVAL;
+		goto err;
+	}
+	cep->pd_len = param->private_data_len;
+	memcpy(cep->pd, param->private_data, cep->pd_len);
+	cep->laddr = id->m_local_addr;
+	cep->raddr = id->m_remote_addr;
+
+	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
+	if (rv)
+		goto err;
+	/* the port rdma_cm picked, so that both ends agree on the 4-tuple */
+	rv = kernel_bind(cep->sock, (struct sockaddr *)&cep->laddr,
+			 kiwi_addr_len(&cep->laddr));
+	if (rv)
+		goto err;
+
+	mutex_lock(&cep->mutex);
+	cep->state = KIWI_CEP_CONNECTING;
+	cep->deadline = jiffies + kiwi_cm_timeout();
+	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_id, id->context);
+	id->add_ref(id);
+	WRITE_ONCE(cep->req_pending, true);
+	/* before the SYN: its state change (connected, refused) kicks us */
+	kiwi_cep_hs_attach(cep, true);
+	/*
+	 * The SYN now, without waiting: connections then reach the peer in
+	 * the order the consumer made them (see kiwi_cep_req_work()).  The
+	 * handshake work learns how it ended from a second, equally
+	 * non-blocking connect.
+	 */
+	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	if (rv && rv != -EINPROGRESS) {
+		cep->hs_err = rv;
+		kiwi_cep_hs_kick(cep);
+	} else {
+		kiwi_cep_hs_arm(cep, cep->deadline);
+	}
+	mutex_unlock(&cep->mutex);
+	return 0;
+
+err:
+	mutex_lock(&cep->mutex);
+	kiwi_cep_release_sock(cep, false);
+	kiwi_qp_put(cep->qp);
+	cep->qp = NULL;
+	cep->state = KIWI_CEP_CLOSED;
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+	return rv;
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi connection management, passive side: a connection a listener
+ * accepted (cm_listen.c) from its MPA Request to iw_accept or iw_reject.
+ */
+
+#include <net/sock.h>
+
+#include "cep.h"
+
+/*
+ * Under both mutexes: answer a Request we refuse, then close (with an RST
+ * if abort: nothing more to say to a peer that said nothing in time).
+ */
+static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
+{
+	int n;
+
+	if (reply) {
+		n = kiwi_mpa_rep_build(&cep->res, true, NULL, 0, cep->buf,
+				       sizeof(cep->buf));
+		if (n > 0 && !kiwi_cep_send_now(cep, cep->buf, n))
+			kiwi_cep_frame_sent(cep, 0);
+	}
+	kiwi_cep_release_sock(cep, abort);
+	kiwi_cep_finish(cep);
+}
+
+/* Under lcep->mutex: cep's Request is no longer awaited. */
+static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
+{
+	struct kiwi_cep *next;
+
+	list_del_init(&cep->child_entry);
+	atomic_dec(&kiwi_cm_pending);
+	/* the next one in line may have its Request and be waiting for us */
+	next = list_first_entry_or_null(&lcep->children, struct kiwi_cep,
+					child_entry);
+	if (next && kiwi_cep_hs_status(next) == KIWI_HS_COMPLETE)
+		kiwi_cep_hs_kick(next);
+}
+
+/*
+ * A step of a passive handshake: the Request is complete or broken, the
+ * peer closed, the deadline passed, the listener went, or an older
+ * connection left the queue.
+ *
+ * Connection requests reach the consumer in the order TCP accepted the
+ * connections, as from a single-threaded handshake: applications that
+ * open several connections to one listener may pair them up by order
+ * (perftest -q N does; its credit scheme deadlocks otherwise).  The
+ * Requests are read in parallel, so that one slow peer cannot stall the
+ * rest: a complete Request waits for the older ones still being read
+ * (lcep->children is in accept order), for KIWI_ORDER_WAIT at most.
+ */
+void kiwi_cep_req_work(struct kiwi_cep *cep)
+{
+	struct kiwi_cep *lcep = cep->parent;
+	struct kiwi_mpa_frame *f = &cep->parser.f;
+	enum kiwi_err err;
+	bool gone;
+	u8 rtr;
+	int st;
+
+	mutex_lock(&lcep->mutex);
+	mutex_lock(&cep->mutex);
+	if (cep->state != KIWI_CEP_AWAIT_REQ)
+		goto out;
+	gone = lcep->state != KIWI_CEP_LISTEN || cep->dead;
+	if (!gone && kiwi_cep_hs_status(cep) == KIWI_HS_COMPLETE &&
+	    list_first_entry(&lcep->children, struct kiwi_cep,
+			     child_entry) != cep) {
+		if (!cep->order_wait) {
+			cep->order_wait = true;
+			cep->order_end = jiffies + KIWI_ORDER_WAIT;
+		}
+		if (time_before(jiffies, cep->order_end)) {
+			kiwi_cep_hs_arm(cep, cep->order_end);
+			goto out;
+		}
+	}
+	st = kiwi_cep_hs_result(cep, gone);
+	if (st == KIWI_HS_READING) {
+		kiwi_cep_hs_arm(cep, cep->deadline);
+		goto out;
+	}
+	kiwi_cep_child_done(cep, lcep);
+	if (st == KIWI_HS_COMPLETE)
+		kiwi_cep_frame_rcvd(cep);
+	if (gone || st < 0) {
+		/*
+		 * Listener or device gone, timeout, EOF, or no valid Request
+		 * (bad key, private data too long): RFC 5044 has no Reply
+		 * for those, just the close.
+		 */
+		if (st == -ETIMEDOUT) {
+			atomic64_inc(&kiwi_cm_req_timeouts);
+			kiwi_stat_inc(cep->cdev->kdev,
+				      KIWI_STAT_CONNECT_TIMEOUTS);
+		}
+		kiwi_cep_refuse(cep, false, st == -ETIMEDOUT);
+		goto out;
+	}
+	/* our preferred RTR type if offered, else any the initiator offers */
+	rtr = cep->cfg.rtr;
+	if (!(f->rtr & rtr))
+		cep->cfg.rtr = KIWI_RTR_ALL;
+	err = kiwi_mpa_accept(&cep->cfg, f, &cep->res);
+	if (err != KIWI_OK) {
+		/* revision, CRC required, no RTR in common: Reply with R */
+		kiwi_cep_refuse(cep, true, false);
+		goto out;
+	}
+	cep->state = KIWI_CEP_REQ_RCVD;
+	kiwi_cep_addrs(cep);
+	st = kiwi_cep_upcall(cep, lcep->cm_id, IW_CM_EVENT_CONNECT_REQUEST, 0,
+			     f->ulp_pd, f->ulp_pd_len);
+	if (st)		/* more pending requests than the backlog */
+		kiwi_cep_refuse(cep, false, false);
+	else
+		kiwi_cep_start_timer(cep);
+out:
+	mutex_unlock(&cep->mutex);
+	mutex_unlock(&lcep->mutex);
+}
+
+int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_cep *cep = id->provider_data;
+	struct kiwi_conn_params params = { .initiator = false };
+	struct kiwi_mpa_result res;
+	struct kiwi_qp *qp = NULL;
+	u32 pd_max;
+	int rv, n;
+
+	if (!cep)
+		return -EINVAL;
+	kiwi_cep_get(cep);
+	mutex_lock(&cep->mutex);
+	if (cep->state != KIWI_CEP_REQ_RCVD) {
+		rv = -ECONNRESET;	/* closed meanwhile (device removal) */
+		goto out;
+	}
+	kiwi_cep_stop_timer(cep);
+	rv = -ECONNRESET;
+	if (!cep->sock)		/* too late: the timer reset it */
+		goto fail;
+	/*
+	 * From here on a failure closes the connection: iw_cm goes back to
+	 * idle and never asks us again about this endpoint.
+	 */
+	rv = -EINVAL;
+	pd_max = KIWI_MPA_PD_MAX -
+		(cep->res.enhanced ? sizeof(struct kiwi_mpa_v2) : 0);
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD ||
+	    param->private_data_len > pd_max ||
+	    (param->private_data_len && !param->private_data))
+		goto fail;
+	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
+	if (!qp)
+		goto fail;
+	if (!kiwi_qp_bind_ok(qp, id))
+		goto fail;
+	/* limits the consumer set on the QP, if any */
+	if ((qp->ird && param->ird > qp->ird) ||
+	    (qp->ord && param->ord > qp->ord))
+		goto fail;
+
+	res = cep->res;
+	res.ird = param->ird;
+	res.ord = param->ord;
+	/* never more Reads outstanding than the initiator can answer */
+	if (res.enhanced && res.ord > res.peer_ird)
+		res.ord = res.peer_ird;
+	n = kiwi_mpa_rep_build(&res, false, param->private_data,
+			       param->private_data_len, cep->buf,
+			       sizeof(cep->buf));
+	if (n < 0) {
+		rv = n;
+		goto fail;
+	}
+	cep->deadline = jiffies + kiwi_cm_timeout();
+	rv = kiwi_cep_send(cep, cep->buf, n);
+	if (rv)
+		goto fail;
+	kiwi_cep_frame_sent(cep, qp->ibqp.qp_num);
+	cep->res = res;
+	params.mpa = res;
+	params.mss = kiwi_cep_mss(cep);
+	kiwi_cep_llp_opts(cep);
+	rv = kiwi_qp_llp_start(qp, cep, cep->sock, &params);
+	if (rv)
+		goto fail;
+
+	cep->qp = qp;
+	cep->cm_id = id;
+	WRITE_ONCE(cep->ulp_id, id->context);
+	id->add_ref(id);
+	cep->state = KIWI_CEP_ESTABLISHED;
+	kiwi_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	goto out;
+
+fail:
+	if (qp)
+		kiwi_qp_put(qp);
+	kiwi_cep_release_sock(cep, true);
+	kiwi_cep_finish(cep);
+out:
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+	return rv;
+}
+
+int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
+{
+	struct kiwi_cep *cep = id->provider_data;
+	int rv = 0, n;
+
+	if (!cep)
+		return -EINVAL;
+	kiwi_cep_get(cep);
+	mutex_lock(&cep->mutex);
+	if (cep->state == KIWI_CEP_REQ_RCVD && cep->sock) {
+		n = kiwi_mpa_rep_build(&cep->res, true, pdata,
+				       pdata ? pdata_len : 0, cep->buf,
+				       sizeof(cep->buf));
+		cep->deadline = jiffies + kiwi_cm_timeout();
+		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
+		if (!rv)
+			kiwi_cep_frame_sent(cep, 0);
+		/* FIN after the Reply: the peer reads its reason first */
+		kiwi_cep_release_sock(cep, false);
+	}
+	if (cep->state == KIWI_CEP_REQ_RCVD)
+		kiwi_cep_finish(cep);
+	mutex_unlock(&cep->mutex);
+	kiwi_cep_put(cep);
+	return rv;
+}
