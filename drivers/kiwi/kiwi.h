@@ -600,7 +600,6 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev);
 void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_flush_all(struct kiwi_qp *qp);
-void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
 /* tx.c: the engines' workqueue, set up and torn down by main.c */
 int kiwi_dp_init(struct dentry *debugfs);

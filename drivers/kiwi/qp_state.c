@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi: the queue pair state machine: modify_qp, the flushes, and the QP
+ * side of the engines (connect, errors, Terminates, stop).
+ *
+ * iWARP QPs are RC only and reach RTS through the connection manager,
+ * never through modify_qp.  A new QP is in INIT, the Idle state of the
+ * iWARP verbs, as RNICs (cxgb4, newer siw) report it; from the verbs a
+ * QP goes RESET -> INIT, INIT -> INIT or RTR, anything -> ERR and
+ * anything -> RESET; a connected QP goes to SQD (graceful) or ERR
+ * (abortive) through the CM.
+ */
+#include <linux/string.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "qp.h"
+#include "kiwi_trace.h"
+
+/* Under qp->lock (or before the QP is visible): the one way to move it. */
+void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new)
+{
+	if (qp->state != new)
+		trace_kiwi_qp_state(qp->ibqp.qp_num, qp->state, new);
+	qp->state = new;
+}
+
+/* Complete every posted WR of a ring with IB_WC_WR_FLUSH_ERR. */
+void kiwi_flush_sq(struct kiwi_qp *qp)
+{
+	struct kiwi_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_id = qp->ibqp.qp_num,
+	};
+	struct kiwi_sqe *sqe;
+	u32 n;
+
+	/* later posts ring the doorbell, which flushes them */
+	kiwi_tx_busy_clear(qp);
+	for (n = 0; n < qp->sq.num; n++) {
+		sqe = kiwi_ring_slot(&qp->sq, qp->sq_cons);
+		if (!(kiwi_slot_flags(&sqe->flags) & KIWI_WQE_VALID))
+			break;
+		/* user-written slot: read once, report the opcode as is */
+		wc.id = READ_ONCE(sqe->id);
+		wc.opcode = READ_ONCE(sqe->opcode);
+		if (wc.opcode >= KIWI_OP_MAX)
+			wc.opcode = KIWI_OP_SEND;
+		if (kiwi_cq_push(qp->scq, &wc))
+			break;
+		kiwi_slot_set(&sqe->flags, 0);
+		qp->sq_cons++;
+	}
+}
+
+void kiwi_flush_rq(struct kiwi_qp *qp)
+{
+	struct kiwi_rq_ctrl *ctrl = kiwi_ring_ctrl(&qp->rq);
+	struct kiwi_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = KIWI_OP_RECEIVE,
+		.qp_id = qp->ibqp.qp_num,
+	};
+	struct kiwi_rqe *rqe;
+	u32 n;
+
+	/* user processes post receives without a call: they ring from now */
+	WRITE_ONCE(ctrl->flush, 1);
+	/* the word before the scan, as the provider orders slots before it */
+	smp_mb();
+	for (n = 0; n < qp->rq.num; n++) {
+		rqe = kiwi_ring_slot(&qp->rq, qp->rq_cons);
+		if (!(kiwi_slot_flags(&rqe->flags) & KIWI_WQE_VALID))
+			break;
+		wc.id = READ_ONCE(rqe->id);
+		if (kiwi_cq_push(qp->rcq, &wc))
+			break;
+		kiwi_slot_set(&rqe->flags, 0);
+		qp->rq_cons++;
+	}
+}
+
+/*
+ * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while
+ * the engines still hold WRs (Reads in ORD, the WR being sent): those
+ * are older than any in the rings and complete first, when
+ * kiwi_qp_flush_all() runs at the stop that the CM carries out on the
+ * event which put the QP in ERR.  Until then new WRs wait in the rings.
+ */
+bool kiwi_qp_flush_now(struct kiwi_qp *qp)
+{
+	return !test_bit(KIWI_EF_ON, &qp->eflags) ||
+		test_bit(KIWI_EF_FLUSHED, &qp->eflags);
+}
+
+/* RESET drops all queued work without completions (IB semantics). */
+static void kiwi_qp_reset(struct kiwi_qp *qp)
+{
+	memset(qp->sq.mem, 0, (size_t)qp->sq.num * qp->sq.slot_size);
+	qp->sq_prod = 0;
+	qp->sq_cons = 0;
+	if (qp->rq.num) {
+		struct kiwi_rq_ctrl *ctrl = kiwi_ring_ctrl(&qp->rq);
+
+		memset(qp->rq.mem, 0, (size_t)qp->rq.num * qp->rq.slot_size);
+		WRITE_ONCE(ctrl->flush, 0);
+	}
+	qp->rq_prod = 0;
+	qp->rq_cons = 0;
+	WRITE_ONCE(qp->access, KIWI_QP_REMOTE);
+}
+
+#define KIWI_QP_ATTRS	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | \
+			 IB_QP_PKEY_INDEX | IB_QP_PORT | \
+			 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MAX_DEST_RD_ATOMIC)
+#define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | KIWI_QP_REMOTE)
+
+/*
+ * The access flags a QP's Writes and Reads from the peer are checked
+ * against.  A QP starts with both remote rights, and flags without any
+ * remote right given in INIT leave them: that is what rdma_cm gives every
+ * iWARP client QP before its connection exists (rdma_init_qp_attr()
+ * without an iw_cm id; librdmacm's rdma_create_qp()), whatever the
+ * application wants, and the applications rely on the rights the iw_cm
+ * would have given (rping's server Writes to its client).  Any other
+ * setting, in INIT with a remote right or in RTR and RTS, is enforced.
+ */
+static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
+			      int flags)
+{
+	if (new == IB_QPS_INIT && !(flags & KIWI_QP_REMOTE))
+		flags |= qp->access & KIWI_QP_REMOTE;
+	return flags;
+}
+
+static void kiwi_qp_quiesce(struct kiwi_qp *qp);
+
+int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct kiwi_cep *cep = NULL;
+	enum ib_qp_state cur, new;
+	unsigned long flags;
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	/* IB path attributes (AV, PSNs, timeouts, ...) mean nothing here */
+	if (mask & ~KIWI_QP_ATTRS)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~KIWI_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > KIWI_MAX_ORD)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > KIWI_MAX_IRD)
+		return -EINVAL;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	cur = qp->state;
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		rv = -EINVAL;
+		goto out;
+	}
+	switch (new) {
+	case IB_QPS_RESET:
+		/* the rings belong to the engines until the connection ends */
+		if (test_bit(KIWI_EF_ON, &qp->eflags))
+			rv = -EBUSY;
+		break;
+	case IB_QPS_ERR:
+		break;
+	case IB_QPS_INIT:
+		if (cur != IB_QPS_RESET && cur != IB_QPS_INIT)
+			rv = -EINVAL;
+		break;
+	case IB_QPS_SQD:
+		/*
+		 * iw_cm's graceful disconnect of a connected QP.  librdmacm's
+		 * rdma_disconnect() asks for SQD on iWARP even when the peer
+		 * closed first and the QP is in ERR already: nothing to do
+		 * then, and failing it fails the application (perftest).
+		 */
+		if (cur == IB_QPS_ERR)
+			goto out;
+		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
+			rv = -EINVAL;
+		break;
+	case IB_QPS_RTR:
+		/* librdmacm's accept passes through RTR, as on IB */
+		if (cur != IB_QPS_INIT && cur != IB_QPS_RTR)
+			rv = -EINVAL;
+		break;
+	case IB_QPS_RTS:
+		/*
+		 * Only the connection manager moves a QP to RTS, when the
+		 * connection is up.  iw_cm's own modify requests for RTR and
+		 * RTS carry an empty mask and take the no-change path.
+		 */
+		if (new != cur)
+			rv = -EINVAL;
+		break;
+	default:
+		rv = -EINVAL;
+		break;
+	}
+	if (rv)
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		WRITE_ONCE(qp->access,
+			   kiwi_qp_access_new(qp, new, attr->qp_access_flags));
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->ord = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->ird = attr->max_dest_rd_atomic;
+	kiwi_qp_state_set(qp, new);
+	if (new != IB_QPS_RTS)
+		kiwi_tx_busy_clear(qp);
+	if (new == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
+		kiwi_flush_sq(qp);
+		if (qp->rq.num)
+			kiwi_flush_rq(qp);
+	} else if (new == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		kiwi_qp_reset(qp);
+	}
+	/* a connected QP: the CM tears the connection down */
+	if ((new == IB_QPS_ERR || (new == IB_QPS_SQD && cur == IB_QPS_RTS)) &&
+	    test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
+		cep = qp->cep;
+		kiwi_cep_get(cep);
+	}
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (cep) {
+		/*
+		 * Abortive: every outstanding WR completes (flushed) before
+		 * this returns, so that ib_drain_qp()'s own WR completes last.
+		 */
+		if (new == IB_QPS_ERR)
+			kiwi_qp_quiesce(qp);
+		kiwi_cm_disconnect(cep, new == IB_QPS_ERR);
+		kiwi_cep_put(cep);
+	}
+	return rv;
+}
+
+/* ---- the QP side of the engines ---- */
+
+void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.event = type,
+		.element.qp = &qp->ibqp,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * The engines found the connection broken (any context): ERR.  Every
+ * outstanding WR is flushed, oldest first, when the engines stop (the
+ * CM stops them on the event that goes with this).
+ */
+void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
+{
+	unsigned long flags;
+	bool was;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	was = qp->state == IB_QPS_ERR;
+	if (!was) {
+		kiwi_qp_state_set(qp, IB_QPS_ERR);
+		/* posts ring the doorbell again: in ERR they are flushed */
+		kiwi_tx_busy_clear(qp);
+		if (kiwi_qp_flush_now(qp)) {
+			kiwi_flush_sq(qp);
+			if (qp->rq.num)
+				kiwi_flush_rq(qp);
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!was && ev)
+		kiwi_qp_event(qp, ev);
+}
+
+/*
+ * A Terminate received for an access violation (rx.c): the QP goes to ERR
+ * with IB_EVENT_QP_ACCESS_ERR, and the oldest WR in flight is blamed.
+ * RDMA Writes and Sends complete once TCP has them, so the one that caused
+ * it may have completed already; the next one still outstanding then
+ * carries the error (a Read in ORD, the WR being sent).  If there is none
+ * the event alone reports it.
+ */
+void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_ERR)
+		qp->term_status = status;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_qp_to_err(qp, ev);
+}
+
+static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
+			  u8 opcode, u8 *status)
+{
+	struct kiwi_wc wc = {
+		.id = id,
+		.status = *status,
+		.opcode = opcode,
+		.qp_id = qp->ibqp.qp_num,
+	};
+
+	kiwi_cq_push(cq, &wc);
+	*status = IB_WC_WR_FLUSH_ERR;
+}
+
+/*
+ * With both engines stopped: complete everything outstanding as flushed,
+ * oldest first (Reads in flight, the WR being sent, the SQ ring; the
+ * Receive being filled, the RQ ring) and drop the MR references held.
+ * The oldest WR in flight takes the status a received Terminate left.
+ */
+void kiwi_qp_flush_all(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	unsigned long flags;
+	u8 rst = IB_WC_WR_FLUSH_ERR;
+	u8 st;
+	int i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	kiwi_qp_state_set(qp, IB_QPS_ERR);
+	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
+	qp->term_status = IB_WC_SUCCESS;
+	/*
+	 * Reads in ORD and the completions of the batch TCP did not take
+	 * in full (its WRs did not all leave), merged in SQ order.
+	 */
+	for (i = 0; qp->ord_tail != qp->ord_head ||
+		    (txs && i < txs->nwc);) {
+		struct kiwi_ord_ent *e =
+			&qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+
+		if (qp->ord_tail == qp->ord_head ||
+		    (txs && i < txs->nwc &&
+		     (s32)(txs->wc[i].seq - e->seq) < 0)) {
+			struct kiwi_wc *wc = &txs->wc[i++];
+
+			/* memory operations took effect: as they were */
+			if (wc->opcode == KIWI_OP_REG_MR ||
+			    wc->opcode == KIWI_OP_LOCAL_INV)
+				kiwi_cq_push(qp->scq, wc);
+			else
+				kiwi_flush_wc(qp->scq, qp, wc->id, wc->opcode,
+					      &st);
+			continue;
+		}
+		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, &st);
+		if (e->mr)
+			kiwi_mr_put(e->mr);
+		e->mr = NULL;
+		qp->ord_tail++;
+	}
+	if (txs)
+		txs->nwc = 0;		/* completed above */
+	kiwi_tx_drop_batch(qp, &st);	/* its MRs and kvecs */
+	if (txs && txs->wr.active) {
+		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode,
+			      &st);
+		txs->wr.active = false;
+	}
+	if (txs) {
+		for (i = 0; i < KIWI_MAX_SGE; i++) {
+			if (txs->wr.cur.mr[i])
+				kiwi_mr_put(txs->wr.cur.mr[i]);
+			txs->wr.cur.mr[i] = NULL;
+		}
+	}
+	kiwi_flush_sq(qp);
+	if (qp->rxs.active) {
+		kiwi_flush_wc(qp->rcq, qp, qp->rxs.rqe.id, KIWI_OP_RECEIVE,
+			      &rst);
+		for (i = 0; i < KIWI_MAX_SGE; i++) {
+			if (qp->rxs.mr[i])
+				kiwi_mr_put(qp->rxs.mr[i]);
+			qp->rxs.mr[i] = NULL;
+		}
+		qp->rxs.active = false;
+	}
+	if (qp->rq.num)
+		kiwi_flush_rq(qp);
+	for (; qp->ird_tail != qp->ird_head; qp->ird_tail++) {
+		struct kiwi_ird_ent *e =
+			&qp->irdq[qp->ird_tail % KIWI_MAX_IRD];
+
+		if (e->mr)
+			kiwi_mr_put(e->mr);
+		e->mr = NULL;
+	}
+	/* not a plain put of rx_mr: a Read Response's is the ORD entry's */
+	kiwi_rx_abort_fpdu(qp);
+	/* from now on WRs posted in ERR are flushed as they come */
+	set_bit(KIWI_EF_FLUSHED, &qp->eflags);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
+ * Stop both engines without giving the socket back (process context):
+ * no rx runs after the callback lock is dropped, no tx after the work is
+ * cancelled and the doorbell mutex passed.  Then flush.  Idempotent.
+ */
+static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
+{
+	struct sock *sk = qp->sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
+	write_unlock_bh(&sk->sk_callback_lock);
+	mutex_lock(&qp->tx_mutex);
+	set_bit(KIWI_EF_TX_STOP, &qp->eflags);
+	mutex_unlock(&qp->tx_mutex);
+	cancel_work_sync(&qp->tx_work);
+	kiwi_qp_flush_all(qp);
+}
+
+static void kiwi_qp_quiesce(struct kiwi_qp *qp)
+{
+	mutex_lock(&qp->stop_mutex);
+	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
+	    !test_and_set_bit(KIWI_EF_QUIESCED, &qp->eflags))
+		__kiwi_qp_quiesce(qp);
+	mutex_unlock(&qp->stop_mutex);
+}
+
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
+		      struct socket *sock,
+		      const struct kiwi_conn_params *params)
+{
+	const struct kiwi_mpa_result *res = &params->mpa;
+	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
+	struct kiwi_tx_cfg tc = { .crc = res->crc, .markers = res->markers_tx };
+	struct sock *sk = sock->sk;
+	struct kiwi_txs *txs;
+	unsigned long flags;
+	u32 mss;
+	int i;
+
+	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
+	if (!txs)
+		return -ENOMEM;
+	mss = READ_ONCE(tcp_sk(sk)->mss_cache);
+	if (!mss)
+		mss = params->mss;
+	if (!mss)
+		mss = 536;
+	kiwi_tx_init(&txs->fr, &tc);
+	for (i = 0; i < KIWI_QN_MAX; i++)
+		txs->msn[i] = 1;
+	txs->max_ulpdu = kiwi_mpa_mulpdu(mss, res->markers_tx);
+	/* a tiny MSS: larger FPDUs only cost TCP segmentation */
+	if (txs->max_ulpdu < 512)
+		txs->max_ulpdu = 512;
+	/* with Markers every 512 octets, keep a batch's iov bounded */
+	if (res->markers_tx && txs->max_ulpdu > 4096)
+		txs->max_ulpdu = 4096;
+
+	/*
+	 * tx_mutex: a stale kick of an earlier connection's engine may still
+	 * be running; it must not see the new txs half set up, nor the old
+	 * one freed under it.
+	 */
+	mutex_lock(&qp->tx_mutex);
+	spin_lock_irqsave(&qp->lock, flags);
+	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
+	    test_bit(KIWI_EF_ON, &qp->eflags)) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		mutex_unlock(&qp->tx_mutex);
+		kfree(txs);
+		return -EINVAL;
+	}
+	kfree(qp->txs);		/* of an earlier connection */
+	qp->txs = txs;
+	qp->mpa = *res;
+	qp->ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
+	qp->ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
+	qp->ord_head = 0;
+	qp->ord_tail = 0;
+	qp->ird_head = 0;
+	qp->ird_tail = 0;
+	memset(&qp->rxs, 0, sizeof(qp->rxs));
+	qp->rx_mr = NULL;
+	qp->rx_kind = 0;
+	qp->term_status = IB_WC_SUCCESS;
+	kiwi_rx_init(&qp->rx, &rc);
+	qp->eflags = 0;
+	if (res->p2p && !params->initiator)
+		set_bit(KIWI_EF_HOLD, &qp->eflags);
+	if (params->initiator)
+		set_bit(KIWI_EF_COMM_EST, &qp->eflags);
+	if (res->p2p && params->initiator) {
+		set_bit(KIWI_EF_RTR_SEND, &qp->eflags);
+		if (res->rtr == KIWI_RTR_READ)
+			set_bit(KIWI_EF_RTR_RRESP, &qp->eflags);
+	}
+	qp->sock = sock;
+	qp->cep = cep;
+	kiwi_cep_get(cep);
+	reinit_completion(&qp->llp_stopped);
+	kiwi_qp_state_set(qp, IB_QPS_RTS);
+	set_bit(KIWI_EF_ON, &qp->eflags);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mutex_unlock(&qp->tx_mutex);
+
+	write_lock_bh(&sk->sk_callback_lock);
+	qp->sk_data_ready = sk->sk_data_ready;
+	qp->sk_write_space = sk->sk_write_space;
+	qp->sk_state_change = sk->sk_state_change;
+	sk->sk_user_data = qp;
+	sk->sk_data_ready = kiwi_rx_data_ready;
+	sk->sk_write_space = kiwi_tx_write_space;
+	sk->sk_state_change = kiwi_rx_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	/* the RTR, WRs posted in INIT, FPDUs that came with the MPA frame */
+	kiwi_tx_kick(qp);
+	kiwi_rx_read(qp);
+	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED &&
+	    !test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
+		kiwi_cm_llp_event(cep, KIWI_LLP_PEER_CLOSED);
+	return 0;
+}
+
+void kiwi_qp_llp_stop(struct kiwi_qp *qp)
+{
+	struct kiwi_cep *cep;
+	struct sock *sk;
+	unsigned long flags;
+
+	mutex_lock(&qp->stop_mutex);
+	if (!test_bit(KIWI_EF_ON, &qp->eflags)) {
+		mutex_unlock(&qp->stop_mutex);
+		return;
+	}
+	sk = qp->sock->sk;
+	write_lock_bh(&sk->sk_callback_lock);
+	sk->sk_user_data = NULL;
+	sk->sk_data_ready = qp->sk_data_ready;
+	sk->sk_write_space = qp->sk_write_space;
+	sk->sk_state_change = qp->sk_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+
+	if (!test_and_set_bit(KIWI_EF_QUIESCED, &qp->eflags))
+		__kiwi_qp_quiesce(qp);
+	else
+		kiwi_qp_flush_all(qp);	/* posted since the quiesce */
+
+	spin_lock_irqsave(&qp->lock, flags);
+	clear_bit(KIWI_EF_ON, &qp->eflags);
+	cep = qp->cep;
+	qp->cep = NULL;
+	qp->sock = NULL;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	mutex_unlock(&qp->stop_mutex);
+	kiwi_cep_put(cep);
+	complete_all(&qp->llp_stopped);
+}
