@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kiwi transmit engine, private to tx.c (taking SQ work, Read Responses,
+ * the run loop) and tx_batch.c (the payload cursor and the batch).
+ */
+#ifndef KIWI_TX_H
+#define KIWI_TX_H
+
+#include "kiwi.h"
+
+/* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
+extern atomic64_t kiwi_tx_zc_bytes;
+
+bool kiwi_cur_stale(const struct kiwi_cur *c);
+void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c);
+u32 kiwi_batch_room(struct kiwi_txs *txs);
+bool kiwi_tx_zc_ok(const struct kiwi_txs *txs);
+u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+		      const struct kiwi_cur *cur, u32 left, u32 room);
+int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+		  struct kiwi_cur *cur, u32 len);
+void kiwi_batch_complete(struct kiwi_qp *qp);
+
+/*
+ * Hand the batch to TCP.  0 when all of it went (its completions are
+ * then posted), -EAGAIN to wait for sk_write_space, KIWI_TX_YIELD to
+ * run again from the work item, else a socket error.
+ */
+#define KIWI_TX_YIELD	1
+int kiwi_batch_push(struct kiwi_qp *qp);
+
+#endif /* KIWI_TX_H */

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kiwi transmit engine: the batch.  FPDUs framed around a payload cursor
+ * are collected as kvecs and handed to TCP with one kernel_sendmsg(),
+ * resumed where a partial send stopped; their completions and MR
+ * references are released once TCP has all of it.  What goes into a
+ * batch, and when, is decided by tx.c.
+ */
+#include <linux/moduleparam.h>
+#include <linux/uio.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "tx.h"
+#include "kiwi_trace.h"
+
+/*
+ * Off by default: with FPDUs of one MSS, each referenced page sits
+ * between copied framing bytes, so an skb runs out of fragments after
+ * about five FPDUs and TCP sends packets a quarter the size it builds
+ * from copied data; on the test bench that costs more than the copy
+ * (Documentation/benchmarks.md).
+ */
+static bool kiwi_tx_zcopy;
+module_param_named(tx_zcopy, kiwi_tx_zcopy, bool, 0644);
+MODULE_PARM_DESC(tx_zcopy,
+		 "send Read Responses without CRC by page reference (default off)");
+
+/* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
+atomic64_t kiwi_tx_zc_bytes;
+
+/* ---- payload cursor ---- */
+
+/*
+ * Contiguous bytes at the cursor, at most max; 0 at the end.  *p is NULL
+ * if the piece's MR was invalidated or re-mapped since it was checked:
+ * the piece is then at most a page, of which nothing may be sent.
+ */
+static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
+{
+	struct kiwi_sge *s;
+	u32 left, contig;
+
+	while (c->idx < c->nsge && c->off == c->sg[c->idx].length) {
+		c->idx++;
+		c->off = 0;
+	}
+	if (c->idx == c->nsge || !max)
+		return 0;
+	s = &c->sg[c->idx];
+	left = s->length - c->off;
+	if (c->mr[c->idx]) {
+		*p = kiwi_mr_kaddr(c->mr[c->idx], c->gen[c->idx],
+				   s->addr + c->off, &contig);
+		if (!*p)
+			contig = PAGE_SIZE;
+		/* one page per piece: each may go to TCP by reference */
+		else if (c->zc)
+			contig = min_t(u32, contig,
+				       PAGE_SIZE - offset_in_page(*p));
+	} else {
+		*p = (void *)(uintptr_t)(s->addr + c->off);
+		contig = left;
+	}
+	return min3(max, left, contig);
+}
+
+/* Was an MR of the cursor invalidated or re-mapped since it was checked? */
+bool kiwi_cur_stale(const struct kiwi_cur *c)
+{
+	u32 i;
+
+	for (i = 0; i < c->nsge; i++)
+		if (c->mr[i] && !kiwi_mr_current(c->mr[i], c->gen[i]))
+			return true;
+	return false;
+}
+
+/* how many of want bytes fit into at most pieces kvecs */
+static u32 kiwi_cur_span(const struct kiwi_cur *cur, u32 want, u32 pieces)
+{
+	struct kiwi_cur c = *cur;
+	u32 got = 0, n;
+	void *p;
+
+	while (got < want && pieces--) {
+		n = kiwi_cur_piece(&c, want - got, &p);
+		if (!n)
+			break;
+		c.off += n;
+		got += n;
+	}
+	return got;
+}
+
+/*
+ * The cursor's MRs are no longer needed for framing.  The batch still
+ * points into their memory until TCP has taken it, so a non-empty batch
+ * keeps the references (kiwi_batch_room() leaves space for them):
+ * deregistration waits for them, and user pages stay pinned meanwhile.
+ */
+void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
+{
+	u32 i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (!c->mr[i])
+			continue;
+		if (txs->niov && !WARN_ON_ONCE(txs->nmrs == KIWI_TX_MRS))
+			txs->mrs[txs->nmrs++] = c->mr[i];
+		else
+			kiwi_mr_put(c->mr[i]);
+		c->mr[i] = NULL;
+	}
+}
+
+/* ---- the batch ---- */
+
+/* n bytes at p, of mr as mapped at generation gen (mr NULL: not an MR's) */
+static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
+			 struct page *pg, struct kiwi_mr *mr, u32 gen)
+{
+	u32 last = txs->niov - 1;
+	struct kvec *v = txs->niov ? &txs->iov[last] : NULL;
+
+	if (v && txs->pg[last] == pg && txs->iov_mr[last] == mr &&
+	    txs->iov_gen[last] == gen && v->iov_base + v->iov_len == p) {
+		v->iov_len += n;
+	} else {
+		txs->pg[txs->niov] = pg;
+		txs->iov_mr[txs->niov] = mr;
+		txs->iov_gen[txs->niov] = gen;
+		if (pg)
+			txs->npg++;
+		v = &txs->iov[txs->niov++];
+		v->iov_base = p;
+		v->iov_len = n;
+	}
+	txs->bytes += n;
+}
+
+/* room for one more FPDU: kvecs its payload may use, 0 if none */
+u32 kiwi_batch_room(struct kiwi_txs *txs)
+{
+	u32 reserve = 4 + (txs->fr.markers ? 24 : 0);
+	u32 fneed = KIWI_TX_FRAME_MAX * (txs->fr.markers ? 12 : 2) +
+		KIWI_MAX_INLINE;
+
+	if (txs->niov + reserve >= KIWI_TX_IOV ||
+	    txs->flen + fneed > KIWI_TX_FBUF || txs->nwc == KIWI_TX_WC ||
+	    txs->nmrs + KIWI_MAX_SGE > KIWI_TX_MRS)
+		return 0;
+	return KIWI_TX_IOV - txs->niov - reserve;
+}
+
+/*
+ * Whether a cursor's pages may go to TCP by reference rather than be
+ * copied into its skbs.  Only Read Responses ask (kiwi_tx_rresp()), for
+ * a reason the responder has no completion to delay: the peer's Read
+ * completes only once it has every byte, so by then the data left us
+ * and a retransmission cannot be needed (those pages may be reused
+ * after that, never before).  A Send or Write completes when TCP has
+ * it, and the consumer may then reuse the buffer TCP still holds.
+ *
+ * Not with CRC: TCP reads the page when it transmits, possibly later
+ * than the CRC was computed; memory that changes meanwhile (a page
+ * re-dirtied under writeback, a process writing to a buffer it exposes)
+ * would reach the peer with a stale CRC and cost the connection.  A copy
+ * keeps CRC and payload consistent by construction.
+ */
+bool kiwi_tx_zc_ok(const struct kiwi_txs *txs)
+{
+	return READ_ONCE(kiwi_tx_zcopy) && !txs->fr.crc_on;
+}
+
+/*
+ * The page of payload at p if it may be sent by reference: kernel
+ * direct-map memory, not slab, with a refcount TCP can take
+ * (sendpage_ok(): not a tail page of a non-compound allocation either).
+ * NULL: copy it.
+ */
+static struct page *kiwi_zc_page(void *p)
+{
+	struct page *pg;
+
+	if (!virt_addr_valid(p))
+		return NULL;
+	pg = virt_to_page(p);
+	return sendpage_ok(pg) ? pg : NULL;
+}
+
+/*
+ * m payload bytes at p, from cur's current SGE, into the batch, and into
+ * the FPDU's CRC.  Registered memory goes to TCP by kvec and TCP makes
+ * the copy, so its CRC is a pass of its own (the kernel's crc32c()).
+ */
+static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
+			     void *p, u32 m)
+{
+	struct kiwi_mr *mr = cur->mr[cur->idx];
+	u8 *fb;
+
+	if (!mr) {
+		/*
+		 * Inline data lives in the WR's copy, which the next WR
+		 * overwrites before this batch may be sent: copy it to the
+		 * framing buffer (kiwi_batch_room() reserved the space),
+		 * with its CRC in the same pass.
+		 */
+		fb = txs->fbuf + txs->flen;
+		kiwi_tx_copy_data(&txs->fr, fb, p, m);
+		txs->flen += m;
+		kiwi_iov_add(txs, fb, m, NULL, NULL, 0);
+		return;
+	}
+	kiwi_tx_crc_data(&txs->fr, p, m);
+	kiwi_iov_add(txs, p, m, cur->zc ? kiwi_zc_page(p) : NULL, mr,
+		     cur->gen[cur->idx]);
+}
+
+/* payload bytes the next FPDU of h may carry, given the batch's room */
+u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+		      const struct kiwi_cur *cur, u32 left, u32 room)
+{
+	u32 max = txs->max_ulpdu - kiwi_hdr_len(h);
+
+	return kiwi_cur_span(cur, min(left, max), room);
+}
+
+/* Frame one FPDU of h around len payload bytes from cur into the batch. */
+int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+		  struct kiwi_cur *cur, u32 len)
+{
+	u32 take, n, m;
+	void *p;
+	int rv;
+
+	rv = kiwi_tx_begin(&txs->fr, h, len);
+	if (rv)
+		return rv;
+	txs->nfpdu++;
+	txs->payload += len;
+	while (kiwi_tx_more(&txs->fr)) {
+		u8 *fb = txs->fbuf + txs->flen;
+
+		n = kiwi_tx_next(&txs->fr, fb, &take);
+		if (n) {
+			txs->flen += n;
+			kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
+		}
+		while (take) {
+			m = kiwi_cur_piece(cur, take, &p);
+			if (WARN_ON_ONCE(!m))
+				return -EFAULT;
+			if (!p) {
+				/*
+				 * Invalidated or re-mapped under us: frame
+				 * zeros (no address of the new mapping is
+				 * known), and never send this batch.
+				 */
+				txs->stale = true;
+				p = page_address(ZERO_PAGE(0));
+			}
+			kiwi_payload_add(txs, cur, p, m);
+			cur->off += m;
+			take -= m;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Send what is left of a batch that holds pages by reference: runs of
+ * copied kvecs with tcp_sendmsg_locked(), each page with
+ * kiwi_sendpage_locked(), all under one socket lock.  Bytes taken in
+ * order from iov_done, or -errno if none.
+ */
+static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
+			      int flags)
+{
+	struct msghdr msg = {};
+	u32 i = txs->iov_done, j;
+	int rv = 0, sent = 0;
+	size_t len;
+
+	lock_sock(sk);
+	while (i < txs->niov) {
+		struct page *pg = txs->pg[i];
+		bool more;
+
+		len = txs->iov[i].iov_len;
+		j = i + 1;
+		/* a page may have been freed by a misbehaving consumer */
+		if (pg && sendpage_ok(pg)) {
+			more = j < txs->niov;
+			rv = kiwi_sendpage_locked(sk, pg,
+					offset_in_page(txs->iov[i].iov_base),
+					len, flags, more);
+			if (rv > 0)
+				atomic64_add(rv, &kiwi_tx_zc_bytes);
+		} else {
+			while (j < txs->niov &&
+			       !(txs->pg[j] && sendpage_ok(txs->pg[j])))
+				len += txs->iov[j++].iov_len;
+			more = j < txs->niov;
+			msg.msg_flags = flags | (more ? MSG_MORE : 0);
+			iov_iter_kvec(&msg.msg_iter, WRITE, &txs->iov[i],
+				      j - i, len);
+			rv = tcp_sendmsg_locked(sk, &msg, len);
+		}
+		if (rv <= 0)
+			break;
+		sent += rv;
+		if ((size_t)rv < len)
+			break;
+		i = j;
+	}
+	release_sock(sk);
+	return sent ? sent : rv;
+}
+
+/*
+ * Post the batch's completions.  Memory operations (REG_MR, LOCAL_INV)
+ * complete here too, in SQ order behind the data before them; with no
+ * data in the batch nothing is left to wait for, and a parked
+ * completion would never come (nor would the engine find room again).
+ */
+void kiwi_batch_complete(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	u32 i;
+
+	for (i = 0; i < txs->nwc; i++)
+		kiwi_cq_push(qp->scq, &txs->wc[i]);
+	txs->nwc = 0;
+}
+
+/*
+ * Does what is left of the batch point into a mapping that was
+ * invalidated or replaced since it was framed?  Then none of it may go:
+ * TCP copies (or references) the bytes only when it takes them.
+ */
+static bool kiwi_batch_stale(struct kiwi_txs *txs)
+{
+	u32 i;
+
+	if (txs->stale)
+		return true;
+	/* the addresses were read before these generations */
+	smp_rmb();
+	for (i = txs->iov_done; i < txs->niov; i++)
+		if (txs->iov_mr[i] &&
+		    !kiwi_mr_current(txs->iov_mr[i], txs->iov_gen[i]))
+			return true;
+	return false;
+}
+
+int kiwi_batch_push(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct sock *sk = qp->sock->sk;
+	struct msghdr msg = {};
+	int rv, retry = 4;
+	u32 i;
+
+	while (txs->iov_done < txs->niov) {
+		/*
+		 * Maybe part of an FPDU is out already: no Terminate can
+		 * follow it, the connection is reset instead.
+		 */
+		if (kiwi_batch_stale(txs))
+			return -ESTALE;
+		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
+			(txs->more ? MSG_MORE : 0);
+		if (txs->npg)
+			rv = kiwi_batch_send_zc(txs, sk, msg.msg_flags);
+		else
+			rv = kernel_sendmsg(qp->sock, &msg,
+					    &txs->iov[txs->iov_done],
+					    txs->niov - txs->iov_done,
+					    txs->bytes);
+		if (rv > 0) {
+			txs->bytes -= rv;
+			while (rv) {
+				struct kvec *v = &txs->iov[txs->iov_done];
+				u32 n = min_t(size_t, rv, v->iov_len);
+
+				v->iov_base += n;
+				v->iov_len -= n;
+				rv -= n;
+				if (!v->iov_len)
+					txs->iov_done++;
+			}
+			if (txs->iov_done == txs->niov)
+				break;
+		} else if (rv != -EAGAIN) {
+			return rv ? rv : -EPIPE;
+		}
+		/* TCP's send buffer is full: wait for sk_write_space */
+		set_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+		/* flag before re-checking: or write_space finds it clear */
+		smp_mb__after_atomic();
+		if (!sk_stream_is_writeable(sk))
+			return -EAGAIN;
+		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+		/*
+		 * Room again already (ACKs on another CPU).  After a few
+		 * rounds, yield instead: sk_write_space may have come and
+		 * gone, so nothing else would wake the engine.
+		 */
+		if (!retry--)
+			return KIWI_TX_YIELD;
+	}
+	txs->niov = 0;
+	txs->npg = 0;
+	txs->iov_done = 0;
+	txs->bytes = 0;
+	txs->flen = 0;
+	txs->stale = false;
+	/* counted as sent once TCP has all of the batch */
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
+	txs->nfpdu = 0;
+	txs->payload = 0;
+	/* TCP has copied the data or holds its own page references */
+	for (i = 0; i < txs->nmrs; i++)
+		kiwi_mr_put(txs->mrs[i]);
+	txs->nmrs = 0;
+	kiwi_batch_complete(qp);
+	return 0;
+}
+
+/*
+ * The engines are stopped (kiwi_qp_flush_all(), qp->lock held): the
+ * batch will never be sent.  Its Sends and Writes complete with *status
+ * (the first one; kiwi_qp_flush_all()'s rule), then as flushed; its
+ * memory operations did take effect and complete as they were.  The MRs
+ * it referenced are released.
+ */
+void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_wc *wc;
+	u32 i;
+
+	if (!txs)
+		return;
+	for (i = 0; i < txs->nwc; i++) {
+		wc = &txs->wc[i];
+		if (wc->opcode != KIWI_OP_REG_MR &&
+		    wc->opcode != KIWI_OP_LOCAL_INV) {
+			wc->status = *status;
+			wc->bytes = 0;
+			*status = IB_WC_WR_FLUSH_ERR;
+		}
+		kiwi_cq_push(qp->scq, wc);
+	}
+	txs->nwc = 0;
+	for (i = 0; i < txs->nmrs; i++)
+		kiwi_mr_put(txs->mrs[i]);
+	txs->nmrs = 0;
+	txs->niov = 0;
+	txs->npg = 0;
+	txs->iov_done = 0;
+	txs->bytes = 0;
+	txs->nfpdu = 0;
+	txs->payload = 0;
+	txs->flen = 0;
+	txs->stale = false;
+}
