@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The seam between connection management (cm.c) and the QP engines
- * (qp.c, tx.c, rx.c).  The CM owns sockets, listeners and the MPA
+ * The seam between connection management (cm*.c) and the QP engines
+ * (qp_state.c, tx.c, rx.c).  The CM owns sockets, listeners and the MPA
  * exchange; the engines own a connected QP's byte stream.  Nothing else
  * crosses: keep it that way so each side can be reasoned about alone.
  *
@@ -51,7 +51,7 @@ void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort);
 void kiwi_cep_get(struct kiwi_cep *cep);
 void kiwi_cep_put(struct kiwi_cep *cep);
 
-/* ---- provided by the engines (qp.c, tx.c, rx.c) ---- */
+/* ---- provided by the engines (qp_state.c) ---- */
 
 /*
  * The MPA exchange is done (Reply received by the initiator, Reply sent by

@@ -363,7 +363,7 @@ u64 kiwi_ring_key(const struct kiwi_ring *r)
 
 /*
  * Per-device MPA policy: one sysfs file per knob, named as the module
- * parameter that gives its default (cm.c parses and stores).
+ * parameter that gives its default (cm_policy.c parses and stores).
  */
 static ssize_t kiwi_pol_show(struct device *dev, struct device_attribute *attr,
 			     char *buf);

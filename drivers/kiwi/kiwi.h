@@ -271,7 +271,7 @@ struct kiwi_rx_send {
 /*
  * Where payload comes from: SGEs with their MRs (NULL: a kernel address,
  * as for inline data) and a cursor.  zc: its pages may go to TCP by
- * reference (tx.c, kiwi_tx_zc_ok()); pieces then stop at page ends.
+ * reference (tx_batch.c, kiwi_tx_zc_ok()); pieces then stop at page ends.
  */
 struct kiwi_cur {
 	struct kiwi_sge sg[KIWI_MAX_SGE];
@@ -318,7 +318,7 @@ enum {
 	KIWI_EF_FLUSHED,	/* kiwi_qp_flush_all() ran: flush at once */
 };
 
-/* Transmission engine state (tx.c), serialised by qp->tx_mutex. */
+/* Transmission engine state (tx*.c), serialised by qp->tx_mutex. */
 struct kiwi_txs {
 	struct kiwi_tx fr;		/* the framer */
 	u32 msn[KIWI_QN_MAX];		/* next MSN per untagged queue */
@@ -351,7 +351,7 @@ struct kiwi_txs {
 	u8 fbuf[KIWI_TX_FBUF];
 };
 
-/* the remote rights a QP's access flags may grant (qp.c, rx.c) */
+/* the remote rights a QP's access flags may grant (qp*.c, rx.c) */
 #define KIWI_QP_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
 
 struct kiwi_qp {
@@ -387,7 +387,7 @@ struct kiwi_qp {
 	struct kiwi_cq *rcq;
 	struct kiwi_srq *srq;
 
-	/* ---- the engines (tx.c, rx.c), while connected ---- */
+	/* ---- the engines (tx*.c, rx.c), while connected ---- */
 	unsigned long eflags;		/* KIWI_EF_* */
 	struct kiwi_cep *cep;		/* referenced while KIWI_EF_ON */
 	struct socket *sock;
@@ -396,7 +396,6 @@ struct kiwi_qp {
 	void (*sk_state_change)(struct sock *sk);
 	struct kiwi_mpa_result mpa;
 	struct completion llp_stopped;	/* destroy_qp waits for llp_stop */
-	bool llp_started;		/* llp_start succeeded (under lock) */
 
 	/* ORD: Reads we sent, oldest at ord_tail (under lock) */
 	struct kiwi_ord_ent ordq[KIWI_MAX_ORD];
@@ -475,7 +474,6 @@ struct kiwi_mr {
 };
 
 #define KIWI_STAG_INDEX(stag)	((stag) >> 8)
-#define KIWI_STAG_KEY(stag)	((stag) & 0xff)
 
 static inline struct kiwi_dev *to_kdev(struct ib_device *ibdev)
 {
@@ -502,6 +500,16 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
 
+static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct kiwi_srq, ibsrq);
+}
+
+static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct kiwi_mr, ibmr);
+}
+
 /*
  * A WR is posted in the SQ slot the engine takes next (qp->lock or the
  * engine's tx_mutex keeps sq_cons still; the slot is a snapshot).
@@ -511,16 +519,6 @@ static inline bool kiwi_sq_next_posted(struct kiwi_qp *qp)
 	struct kiwi_sqe *slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
 
 	return kiwi_slot_flags(&slot->flags) & KIWI_WQE_VALID;
-}
-
-static inline struct kiwi_srq *to_ksrq(struct ib_srq *ibsrq)
-{
-	return container_of(ibsrq, struct kiwi_srq, ibsrq);
-}
-
-static inline struct kiwi_mr *to_kmr(struct ib_mr *ibmr)
-{
-	return container_of(ibmr, struct kiwi_mr, ibmr);
 }
 
 /* udata helpers (device.c) */
@@ -548,6 +546,18 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_mr_access_ok(int access);
 struct kiwi_mr *kiwi_mr_get(struct kiwi_dev *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);
+int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
+		  int access, u32 *gen);
+void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig);
+void kiwi_mr_invalidate(struct kiwi_mr *mr);
+void kiwi_mr_bump(struct kiwi_mr *mr);
+
+/* The mapping admitted at generation gen is still the MR's (a snapshot). */
+static inline bool kiwi_mr_current(struct kiwi_mr *mr, u32 gen)
+{
+	return (u32)atomic_read(&mr->gen) == gen;
+}
+
 int kiwi_mem_init(void);
 void kiwi_mem_flush(void);
 void kiwi_mem_exit(void);
@@ -559,7 +569,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int kiwi_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int kiwi_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
-/* qp.c */
+/* qp.c, qp_state.c (modify_qp), qp_post.c (the posts, kiwi_rqe_from_wr) */
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata);
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -583,25 +593,13 @@ void kiwi_qp_put(struct kiwi_qp *qp);
 int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
 		     u32 max_sge);
 
-int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
-		  int access, u32 *gen);
-void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig);
-void kiwi_mr_invalidate(struct kiwi_mr *mr);
-void kiwi_mr_bump(struct kiwi_mr *mr);
-
-/* The mapping admitted at generation gen is still the MR's (a snapshot). */
-static inline bool kiwi_mr_current(struct kiwi_mr *mr, u32 gen)
-{
-	return (u32)atomic_read(&mr->gen) == gen;
-}
-
-/* qp.c: engines' helpers */
+/* qp_state.c: the engines' helpers */
 void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev);
 void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev);
 void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type);
 void kiwi_qp_flush_all(struct kiwi_qp *qp);
 
-/* tx.c: the engines' workqueue, set up and torn down by main.c */
+/* tx.c, tx_batch.c: the engines' workqueue (set up by main.c), the engine */
 int kiwi_dp_init(struct dentry *debugfs);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);

@@ -22,7 +22,7 @@
 
 /*
  * MPA policy defaults, copied by each device when it is created; the
- * device's sysfs files of the same names override them (cm.c, cm.md).
+ * device's sysfs files of the same names override them (cm_policy.c, cm.md).
  */
 static enum kiwi_pol kiwi_param_pols[KIWI_POL_MAX] = {
 	KIWI_POL_CRC, KIWI_POL_REV, KIWI_POL_P2P, KIWI_POL_RTR,
