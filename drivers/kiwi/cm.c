@@ -137,6 +137,7 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 /* Under cep->mutex: stop the timer of REQ_RCVD or CLOSING. */
 void kiwi_cep_stop_timer(struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->mutex);
 	if (cancel_delayed_work(&cep->close_timer))
 		kiwi_cep_put(cep);	/* the timer's; not the last one */
 }
@@ -144,6 +145,7 @@ void kiwi_cep_stop_timer(struct kiwi_cep *cep)
 /* Under cep->mutex: no more events; drop the allocation reference. */
 void kiwi_cep_finish(struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->mutex);
 	if (cep->state == KIWI_CEP_CLOSED)
 		return;
 	kiwi_cep_stop_timer(cep);
@@ -154,6 +156,7 @@ void kiwi_cep_finish(struct kiwi_cep *cep)
 /* Under cep->mutex: connect_timeout_ms from now, kiwi_cep_close_timeout. */
 void kiwi_cep_start_timer(struct kiwi_cep *cep)
 {
+	lockdep_assert_held(&cep->mutex);
 	kiwi_cep_get(cep);
 	if (!queue_delayed_work(kiwi_cm_ev_wq, &cep->close_timer,
 				kiwi_cm_timeout()))
@@ -163,6 +166,7 @@ void kiwi_cep_start_timer(struct kiwi_cep *cep)
 /* Under cep->mutex: the socket goes, with an RST instead of a FIN if abort. */
 void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort)
 {
+	lockdep_assert_held(&cep->mutex);
 	if (!cep->sock)
 		return;
 	kiwi_cep_hs_detach(cep);

@@ -91,6 +91,7 @@ static bool kiwi_cep_admit(struct kiwi_cep *lcep, struct kiwi_cep *cep)
 	unsigned int n = 0, same = 0;
 	struct kiwi_cep *c;
 
+	lockdep_assert_held(&lcep->mutex);
 	list_for_each_entry(c, &lcep->children, child_entry) {
 		n++;
 		if (max_s && kiwi_addr_same_host(&c->raddr, &cep->raddr) &&
@@ -345,6 +346,7 @@ static int kiwi_listen_sync(struct kiwi_cep *lcep)
 	struct sockaddr_storage *addrs;
 	int n = 0, i, rv = 0;
 
+	lockdep_assert_held(&lcep->mutex);
 	if (lcep->foreign)
 		return 0;
 	addrs = kcalloc(2 * KIWI_LISTEN_ADDRS, sizeof(*addrs), GFP_KERNEL);
@@ -426,6 +428,7 @@ void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks)
 {
 	struct kiwi_cep *child;
 
+	lockdep_assert_held(&lcep->mutex);
 	if (lcep->wildcard) {
 		spin_lock_irq(&kiwi_wild_lock);
 		list_del_init(&lcep->wild_entry);

@@ -206,6 +206,7 @@ void kiwi_cep_hs_attach(struct kiwi_cep *cep, bool reply)
 {
 	struct sock *sk = cep->sock->sk;
 
+	lockdep_assert_held(&cep->mutex);
 	kiwi_mpa_parser_init(&cep->parser, reply);
 	cep->hs_status = KIWI_HS_READING;
 	write_lock_bh(&sk->sk_callback_lock);
@@ -249,6 +250,7 @@ int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop)
 	struct sock *sk = cep->sock->sk;
 	int st = kiwi_cep_hs_status(cep);
 
+	lockdep_assert_held(&cep->mutex);
 	if (st == KIWI_HS_READING && !stop && kiwi_cep_left(cep) > 0 &&
 	    READ_ONCE(sk->sk_state) == TCP_ESTABLISHED)
 		return KIWI_HS_READING;

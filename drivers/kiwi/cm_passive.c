@@ -31,6 +31,7 @@ static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 {
 	struct kiwi_cep *next;
 
+	lockdep_assert_held(&lcep->mutex);
 	list_del_init(&cep->child_entry);
 	atomic_dec(&kiwi_cm_pending);
 	/* the next one in line may have its Request and be waiting for us */

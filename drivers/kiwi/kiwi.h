@@ -365,6 +365,24 @@ struct kiwi_qp {
 	struct kref ref;
 	struct completion freed;
 
+	/*
+	 * The QP's locks, outermost first (derived from the code; the
+	 * helpers that rely on one assert it with lockdep_assert_held()):
+	 *
+	 *   cep->mutex		the CM's (cep.h), held over llp_start/stop
+	 *   stop_mutex		quiesce and llp_stop
+	 *   tx_mutex		the transmit engine and *txs
+	 *   the socket lock	tx's lock_sock(); rx runs under its bh lock
+	 *   sk_callback_lock	read by rx and write_space, written by
+	 *			llp_start, llp_stop and the quiesce
+	 *   lock		below
+	 *   cq->lock		kiwi_cq_push() from flushes and completions
+	 *
+	 * stop_mutex waits for tx_work (cancel_work_sync()), so neither
+	 * tx_work nor a holder of tx_mutex may take it.  The CM's cep->lock
+	 * (kiwi_cm_llp_event(), kiwi_cm_disconnect()) is taken under
+	 * tx_mutex or the socket lock, never under lock, and takes none.
+	 */
 	/* state and the queues' indices; posts run in atomic context */
 	spinlock_t lock;
 	enum ib_qp_state state;
@@ -427,7 +445,7 @@ struct kiwi_qp {
 	u8 term_status;
 
 	struct work_struct tx_work;
-	struct mutex tx_mutex;
+	struct mutex tx_mutex;		/* lock order: see lock above */
 	struct mutex stop_mutex;	/* quiesce and llp_stop */
 	struct kiwi_txs *txs;		/* allocated at llp_start */
 };

@@ -17,9 +17,10 @@
 #include "qp.h"
 #include "kiwi_trace.h"
 
-/* Under qp->lock (or before the QP is visible): the one way to move it. */
+/* Under qp->lock: the one way to move it. */
 void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new)
 {
+	lockdep_assert_held(&qp->lock);
 	if (qp->state != new)
 		trace_kiwi_qp_state(qp->ibqp.qp_num, qp->state, new);
 	qp->state = new;
@@ -35,6 +36,7 @@ void kiwi_flush_sq(struct kiwi_qp *qp)
 	struct kiwi_sqe *sqe;
 	u32 n;
 
+	lockdep_assert_held(&qp->lock);
 	/* later posts ring the doorbell, which flushes them */
 	kiwi_tx_busy_clear(qp);
 	for (n = 0; n < qp->sq.num; n++) {
@@ -64,6 +66,7 @@ void kiwi_flush_rq(struct kiwi_qp *qp)
 	struct kiwi_rqe *rqe;
 	u32 n;
 
+	lockdep_assert_held(&qp->lock);
 	/* user processes post receives without a call: they ring from now */
 	WRITE_ONCE(ctrl->flush, 1);
 	/* the word before the scan, as the provider orders slots before it */
@@ -89,6 +92,7 @@ void kiwi_flush_rq(struct kiwi_qp *qp)
  */
 bool kiwi_qp_flush_now(struct kiwi_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
 	return !test_bit(KIWI_EF_ON, &qp->eflags) ||
 		test_bit(KIWI_EF_FLUSHED, &qp->eflags);
 }
@@ -96,6 +100,7 @@ bool kiwi_qp_flush_now(struct kiwi_qp *qp)
 /* RESET drops all queued work without completions (IB semantics). */
 static void kiwi_qp_reset(struct kiwi_qp *qp)
 {
+	lockdep_assert_held(&qp->lock);
 	memset(qp->sq.mem, 0, (size_t)qp->sq.num * qp->sq.slot_size);
 	qp->sq_prod = 0;
 	qp->sq_cons = 0;
@@ -340,6 +345,7 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	u8 st;
 	int i;
 
+	lockdep_assert_held(&qp->stop_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
 	kiwi_qp_state_set(qp, IB_QPS_ERR);
 	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
@@ -425,6 +431,7 @@ static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 {
 	struct sock *sk = qp->sock->sk;
 
+	lockdep_assert_held(&qp->stop_mutex);
 	write_lock_bh(&sk->sk_callback_lock);
 	set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
 	write_unlock_bh(&sk->sk_callback_lock);

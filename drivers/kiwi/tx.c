@@ -639,6 +639,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	size_t sent = 0;
 	int rv;
 
+	lockdep_assert_held(&qp->tx_mutex);
 	/* a stale kick may find the engine off and txs not (yet) its own */
 	if (!test_bit(KIWI_EF_ON, &qp->eflags) ||
 	    test_bit(KIWI_EF_TX_STOP, &qp->eflags))

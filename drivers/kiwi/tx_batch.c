@@ -363,6 +363,7 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 	int rv, retry = 4;
 	u32 i;
 
+	lockdep_assert_held(&qp->tx_mutex);
 	while (txs->iov_done < txs->niov) {
 		/*
 		 * Maybe part of an FPDU is out already: no Terminate can
@@ -443,6 +444,7 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 	struct kiwi_wc *wc;
 	u32 i;
 
+	lockdep_assert_held(&qp->lock);
 	if (!txs)
 		return;
 	for (i = 0; i < txs->nwc; i++) {
