@@ -106,18 +106,11 @@ bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
 	return cm_id && cm_id->qp == &qp->ibqp;
 }
 
-int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
-		   struct ib_udata *udata)
+/* What create_qp asks for, against what a kiwi QP can be. */
+static int kiwi_qp_attr_ok(const struct ib_qp_init_attr *attr)
 {
-	struct kiwi_dev *kdev = to_kdev(ibqp->device);
-	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct ib_qp_cap *cap = &attr->cap;
-	u32 nsq, nrq, id;
-	int rv;
+	const struct ib_qp_cap *cap = &attr->cap;
 
-	rv = kiwi_udata_in_ok(udata);
-	if (rv)
-		return rv;
 	if (attr->qp_type != IB_QPT_RC || attr->create_flags)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > KIWI_MAX_QP_WR ||
@@ -131,6 +124,24 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	if (attr->sq_sig_type != IB_SIGNAL_ALL_WR &&
 	    attr->sq_sig_type != IB_SIGNAL_REQ_WR)
 		return -EINVAL;
+	return 0;
+}
+
+int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
+		   struct ib_udata *udata)
+{
+	struct kiwi_dev *kdev = to_kdev(ibqp->device);
+	struct kiwi_qp *qp = to_kqp(ibqp);
+	struct ib_qp_cap *cap = &attr->cap;
+	u32 nsq, nrq, id;
+	int rv;
+
+	rv = kiwi_udata_in_ok(udata);
+	if (rv)
+		return rv;
+	rv = kiwi_qp_attr_ok(attr);
+	if (rv)
+		return rv;
 
 	/* a ring has at least one slot, even for a receive-only QP */
 	nsq = roundup_pow_of_two(max(cap->max_send_wr, 1U));
@@ -234,6 +245,44 @@ static const char *kiwi_qp_state_name(enum ib_qp_state s)
 		names[s] : "?";
 }
 
+/* The engines' side, while connected: stop_mutex keeps them so. */
+static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs;
+	struct sock *sk;
+	u32 v[6], bytes;
+	int rv = 0;
+
+	mutex_lock(&qp->stop_mutex);
+	if (!test_bit(KIWI_EF_ON, &qp->eflags))
+		goto out;
+	txs = qp->txs;
+	sk = qp->sock->sk;
+	v[0] = READ_ONCE(txs->wr.active);
+	v[1] = READ_ONCE(txs->niov) - READ_ONCE(txs->iov_done);
+	bytes = READ_ONCE(txs->bytes);
+	v[2] = READ_ONCE(txs->ord_wait);
+	v[3] = READ_ONCE(sk->sk_wmem_queued);
+	v[4] = READ_ONCE(sk->sk_sndbuf);
+	v[5] = READ_ONCE(tcp_sk(sk)->rcv_nxt) -
+	       READ_ONCE(tcp_sk(sk)->copied_seq);
+	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent", bytes) ||
+	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_unread", v[5]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_nospace", sk->sk_socket &&
+				   test_bit(SOCK_NOSPACE,
+					    &sk->sk_socket->flags)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_state", READ_ONCE(sk->sk_state)))
+		rv = -EMSGSIZE;
+out:
+	mutex_unlock(&qp->stop_mutex);
+	return rv;
+}
+
 /*
  * `rdma res show qp -dd`: the engines' state, for whoever has to find out
  * why a QP stopped moving.  stop_mutex with KIWI_EF_ON keeps the socket
@@ -243,15 +292,12 @@ static const char *kiwi_qp_state_name(enum ib_qp_state s)
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_txs *txs;
 	struct nlattr *nest;
-	struct sock *sk;
 	bool sq_next = false, rq_next = false;
 	struct kiwi_mpa_result mpa;
 	enum ib_qp_state state;
 	unsigned long flags;
-	u32 v[6], rd[4];
-	int rv = 0;
+	u32 v[5], rd[4];
 
 	/* the rings may be gone already (kiwi_qp_ring_drop()) */
 	spin_lock_irqsave(&qp->lock, flags);
@@ -309,34 +355,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 				   READ_ONCE(qp->rxs.active)))
 		goto cancel;
 
-	mutex_lock(&qp->stop_mutex);
-	if (!test_bit(KIWI_EF_ON, &qp->eflags))
-		goto out;
-	txs = qp->txs;
-	sk = qp->sock->sk;
-	v[0] = READ_ONCE(txs->wr.active);
-	v[1] = READ_ONCE(txs->niov) - READ_ONCE(txs->iov_done);
-	rd[0] = READ_ONCE(txs->bytes);
-	v[2] = READ_ONCE(txs->ord_wait);
-	v[3] = READ_ONCE(sk->sk_wmem_queued);
-	v[4] = READ_ONCE(sk->sk_sndbuf);
-	v[5] = READ_ONCE(tcp_sk(sk)->rcv_nxt) -
-	       READ_ONCE(tcp_sk(sk)->copied_seq);
-	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent", rd[0]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_unread", v[5]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_nospace", sk->sk_socket &&
-				   test_bit(SOCK_NOSPACE,
-					    &sk->sk_socket->flags)) ||
-	    rdma_nl_put_driver_u32(msg, "sk_state", READ_ONCE(sk->sk_state)))
-		rv = -EMSGSIZE;
-out:
-	mutex_unlock(&qp->stop_mutex);
-	if (rv)
+	if (kiwi_fill_res_qp_engines(msg, qp))
 		goto cancel;
 	nla_nest_end(msg, nest);
 	return 0;

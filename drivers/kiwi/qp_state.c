@@ -140,6 +140,57 @@ static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
 
 static void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
+/*
+ * Under qp->lock: may the verbs move the QP from cur to new?  0 if so,
+ * 1 if the request succeeds without changing anything, else -errno.
+ */
+static int kiwi_qp_transition(struct kiwi_qp *qp, enum ib_qp_state cur,
+			      enum ib_qp_state new)
+{
+	lockdep_assert_held(&qp->lock);
+	switch (new) {
+	case IB_QPS_RESET:
+		/* the rings belong to the engines until the connection ends */
+		if (test_bit(KIWI_EF_ON, &qp->eflags))
+			return -EBUSY;
+		return 0;
+	case IB_QPS_ERR:
+		return 0;
+	case IB_QPS_INIT:
+		if (cur != IB_QPS_RESET && cur != IB_QPS_INIT)
+			return -EINVAL;
+		return 0;
+	case IB_QPS_SQD:
+		/*
+		 * iw_cm's graceful disconnect of a connected QP.  librdmacm's
+		 * rdma_disconnect() asks for SQD on iWARP even when the peer
+		 * closed first and the QP is in ERR already: nothing to do
+		 * then, and failing it fails the application (perftest).
+		 */
+		if (cur == IB_QPS_ERR)
+			return 1;
+		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
+			return -EINVAL;
+		return 0;
+	case IB_QPS_RTR:
+		/* librdmacm's accept passes through RTR, as on IB */
+		if (cur != IB_QPS_INIT && cur != IB_QPS_RTR)
+			return -EINVAL;
+		return 0;
+	case IB_QPS_RTS:
+		/*
+		 * Only the connection manager moves a QP to RTS, when the
+		 * connection is up.  iw_cm's own modify requests for RTR and
+		 * RTS carry an empty mask and take the no-change path.
+		 */
+		if (new != cur)
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
@@ -174,50 +225,12 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		rv = -EINVAL;
 		goto out;
 	}
-	switch (new) {
-	case IB_QPS_RESET:
-		/* the rings belong to the engines until the connection ends */
-		if (test_bit(KIWI_EF_ON, &qp->eflags))
-			rv = -EBUSY;
-		break;
-	case IB_QPS_ERR:
-		break;
-	case IB_QPS_INIT:
-		if (cur != IB_QPS_RESET && cur != IB_QPS_INIT)
-			rv = -EINVAL;
-		break;
-	case IB_QPS_SQD:
-		/*
-		 * iw_cm's graceful disconnect of a connected QP.  librdmacm's
-		 * rdma_disconnect() asks for SQD on iWARP even when the peer
-		 * closed first and the QP is in ERR already: nothing to do
-		 * then, and failing it fails the application (perftest).
-		 */
-		if (cur == IB_QPS_ERR)
-			goto out;
-		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
-			rv = -EINVAL;
-		break;
-	case IB_QPS_RTR:
-		/* librdmacm's accept passes through RTR, as on IB */
-		if (cur != IB_QPS_INIT && cur != IB_QPS_RTR)
-			rv = -EINVAL;
-		break;
-	case IB_QPS_RTS:
-		/*
-		 * Only the connection manager moves a QP to RTS, when the
-		 * connection is up.  iw_cm's own modify requests for RTR and
-		 * RTS carry an empty mask and take the no-change path.
-		 */
-		if (new != cur)
-			rv = -EINVAL;
-		break;
-	default:
-		rv = -EINVAL;
-		break;
-	}
-	if (rv)
+	rv = kiwi_qp_transition(qp, cur, new);
+	if (rv) {
+		if (rv > 0)
+			rv = 0;		/* nothing to do */
 		goto out;
+	}
 
 	if (mask & IB_QP_ACCESS_FLAGS)
 		WRITE_ONCE(qp->access,
@@ -451,22 +464,19 @@ static void kiwi_qp_quiesce(struct kiwi_qp *qp)
 	mutex_unlock(&qp->stop_mutex);
 }
 
-int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
-		      struct socket *sock,
-		      const struct kiwi_conn_params *params)
+/* The transmit engine's state for a new connection over sk. */
+static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
+				     struct sock *sk)
 {
 	const struct kiwi_mpa_result *res = &params->mpa;
-	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
 	struct kiwi_tx_cfg tc = { .crc = res->crc, .markers = res->markers_tx };
-	struct sock *sk = sock->sk;
 	struct kiwi_txs *txs;
-	unsigned long flags;
 	u32 mss;
 	int i;
 
 	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
 	if (!txs)
-		return -ENOMEM;
+		return NULL;
 	mss = READ_ONCE(tcp_sk(sk)->mss_cache);
 	if (!mss)
 		mss = params->mss;
@@ -482,6 +492,22 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	/* with Markers every 512 octets, keep a batch's iov bounded */
 	if (res->markers_tx && txs->max_ulpdu > 4096)
 		txs->max_ulpdu = 4096;
+	return txs;
+}
+
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
+		      struct socket *sock,
+		      const struct kiwi_conn_params *params)
+{
+	const struct kiwi_mpa_result *res = &params->mpa;
+	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
+	struct sock *sk = sock->sk;
+	struct kiwi_txs *txs;
+	unsigned long flags;
+
+	txs = kiwi_txs_new(params, sk);
+	if (!txs)
+		return -ENOMEM;
 
 	/*
 	 * tx_mutex: a stale kick of an earlier connection's engine may still
