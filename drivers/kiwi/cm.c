@@ -42,8 +42,9 @@
  * (sk_user_data is the cep); every path out of those states removes them
  * (kiwi_cep_hs_detach) before the socket or the allocation reference goes,
  * so a callback always finds the cep alive.  Lock order: listener mutex,
- * then a child's mutex, then the socket lock, then cep->lock (a spinlock
- * for what the engines touch from softirq).
+ * then a child's mutex, then the QP's (struct kiwi_qp in kiwi.h), then
+ * the socket lock, then cep->lock (a spinlock for what the engines touch
+ * from softirq).
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
