@@ -40,7 +40,7 @@ else
 fi
 # 4 KiB direct I/O costs most under TCG (one RPC each way per block)
 f4k=$fsize
-[ "$full" = 1 ] || f4k=2M
+[ "$full" = 1 ] || f4k=1M
 
 if [ -n "${KIWI_NFS_PAIRS:-}" ]; then
 	pairs=$KIWI_NFS_PAIRS

@@ -58,14 +58,17 @@ nfs_daemons_stop() {
 	return 0
 }
 
-# nfs_export: a tmpfs, exported to the veth's subnet (a tmpfs has no UUID:
-# fsid= names it, and keeps its handles valid across a server restart).
+# nfs_export: a tmpfs, exported to the veth's subnet.  fsid=0: a tmpfs has
+# no UUID to name it by (the fsid keeps its handles valid across a server
+# restart), and it is NFSv4's root: the guest's / is 9p, which cannot be
+# exported, so no pseudo-root could lead down to /run.  NFSv3 mounts its
+# path, NFSv4 "/".
 nfs_export() {
 	mkdir -p $NFS_EXPORT || return 1
 	mountpoint -q $NFS_EXPORT ||
 		mount -t tmpfs -o size=${NFS_EXPORT_MB:-96}m kiwinfs $NFS_EXPORT ||
 		return 1
-	exportfs -o rw,no_root_squash,no_subtree_check,insecure,fsid=4242 \
+	exportfs -o rw,no_root_squash,no_subtree_check,insecure,fsid=0 \
 		198.18.0.0/24:$NFS_EXPORT
 }
 
@@ -100,10 +103,10 @@ nfs_server_listening() {
 
 # nfs_mount VERS
 nfs_mount() {
-	local opts=proto=rdma,port=$NFS_PORT,vers=$1
-	[ "$1" = 3 ] && opts=$opts,nolock
+	local opts=proto=rdma,port=$NFS_PORT,vers=$1 path=/
+	[ "$1" = 3 ] && opts=$opts,nolock && path=$NFS_EXPORT
 	mkdir -p $NFS_MNT || return 1
-	mount -t nfs -o "$opts" $NFS_SRV_IP:$NFS_EXPORT $NFS_MNT || return 1
+	mount -t nfs -o "$opts" $NFS_SRV_IP:$path $NFS_MNT || return 1
 	# the mount is the RDMA one asked for
 	grep " $NFS_MNT nfs" /proc/mounts | grep -q "proto=rdma" || {
 		grep " $NFS_MNT " /proc/mounts
