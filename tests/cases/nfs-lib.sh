@@ -122,9 +122,11 @@ nfs_umount() {
 
 # nfs_umount_force: a failed pairing's mount must not keep the case hung.
 nfs_umount_force() {
+	local pid
 	nfs_mounted || return 0
-	timeout -s KILL 60 umount -f $NFS_MNT 2>/dev/null ||
-		umount -l $NFS_MNT 2>/dev/null
+	umount -f $NFS_MNT 2>/dev/null &
+	pid=$!
+	_nfs_gone_within 60 $pid || umount -l $NFS_MNT 2>/dev/null
 	return 0
 }
 
@@ -145,10 +147,22 @@ nfs_bounded() {
 		nfs_hang_report $pid
 		pkill -KILL -P $pid 2>/dev/null
 		kill -KILL $pid 2>/dev/null
-		wait $pid 2>/dev/null
+		# a task stuck in D (an RPC whose MR is never released)
+		# outlives SIGKILL: do not wait for it for good
+		_nfs_gone_within 20 $pid || echo "nfs_bounded: $pid survives SIGKILL"
 		return 124
 	fi
 	wait $pid
+}
+
+_nfs_gone_within() {
+	local end=$((SECONDS + $1))
+	while kill -0 "$2" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.5
+	done
+	wait "$2" 2>/dev/null
+	return 0
 }
 
 nfs_hang_report() {
