@@ -17,6 +17,7 @@ pkgs=(
 	rdmacm-utils perftest
 	nvme-cli fio iperf3 sockperf gnuplot-nox gcovr python3 iputils-ping
 	debhelper dh-dkms lintian mmdebstrap
+	open-iscsi
 )
 
 # 6.12.N: whichever is installed (newest), else the newest apt knows.
