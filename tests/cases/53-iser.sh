@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 1200
-# timeout-full: 2400
+# timeout: 1500
+# timeout-full: 3000
 #
 # iSER over kiwi: the LIO iSCSI target (configfs) with a portal that serves
 # iSCSI/TCP and, switched on beside it, iSER (ib_isert) on the same address
@@ -19,7 +19,12 @@
 # iSCSI/TCP login beside the iSER session), the session is iSER, fio random
 # writes with crc32c verify read back, logout and login again keep the
 # data, the bytes crossed the veth, and everything goes away with kiwi's
-# object counts back to zero.
+# object counts back to zero.  Then, under fio: the target's device
+# deleted, and kiwi removed (both devices, rmmod): the initiator fails the
+# I/O back once its replacement timeout (15 s) passes and logs out; with
+# KIWI_FULL=1 also the initiator's device deleted, and the portal's iSER
+# switched off (established sessions carry on, new logins are refused).
+# Last, a new session reads the first part's data back.
 #
 # Pairings "initiator:target": kiwi:kiwi by default; KIWI_FULL=1 adds a
 # siw initiator (siw leaves its ports unmapped, but its iw_cm still asks
@@ -340,11 +345,36 @@ taken_away() {
 	tap_check "$lab: kiwi unloads afterwards" test ! -d /sys/module/kiwi
 }
 
+# The portal's iSER listener going leaves established sessions alone (LIO
+# stops listening only): the I/O carries on, and a new login is refused.
+portal_removed() {
+	local lab="iSER removed from the portal under I/O"
+	tap_check "$lab: set up, a session over iSER" set_up || return
+	fio_bg "$DISK"
+	sleep 5
+	tap_check "$lab: iSER off on the portal" lio_iser 0
+	sleep 10
+	tap_check "$lab: the session's I/O carries on" kill -0 "$FIO_PID"
+	kill "$FIO_PID" 2>/dev/null
+	tap_check "$lab: fio stops when told" fio_ends 60
+	tap_check "$lab: logout returns within 60 s" \
+		timeout 60 iscsiadm -m node -T "$ISER_IQN" -u
+	tap_check_fails "$lab: a new login through iser is refused" \
+		timeout 120 iscsiadm -m node -T "$ISER_IQN" \
+		-p "$NVMF_TGT_IP:$ISER_PORT" -I iser --login
+	timeout 60 iscsiadm -m node -T "$ISER_IQN" -u > /dev/null 2>&1
+	nvmf_links_del > /dev/null 2>&1
+	kiwi_unload > /dev/null 2>&1
+	tap_check "$lab: kiwi unloads afterwards" test ! -d /sys/module/kiwi
+}
+
+# Default: the target's device and the module taken away; KIWI_FULL=1
+# also the portal's iSER listener and the initiator's device.
 if [ "${KIWI_ISER_TEARDOWN:-1}" = 1 ]; then
-	taken_away "iSER removed from the portal under I/O" lio_iser 0
+	[ "$full" = 1 ] && portal_removed
 	taken_away "rdma link del of the target's device under I/O" \
 		rdma link del $NVMF_TGT_DEV
-	taken_away "rdma link del of the initiator's device under I/O" \
+	[ "$full" = 1 ] && taken_away "rdma link del of the initiator's device under I/O" \
 		rdma link del $NVMF_HOST_DEV
 	taken_away "rmmod kiwi under I/O" \
 		sh -c "rdma link del $NVMF_HOST_DEV && rdma link del $NVMF_TGT_DEV && rmmod kiwi"
