@@ -17,6 +17,7 @@ pkgs=(
 	rdmacm-utils perftest
 	nvme-cli nfs-kernel-server nfs-common rpcbind fio iperf3 sockperf gnuplot-nox gcovr python3 iputils-ping
 	debhelper dh-dkms lintian mmdebstrap
+	open-iscsi
 )
 
 # 6.12.N: whichever is installed (newest), else the newest apt knows.

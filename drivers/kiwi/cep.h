@@ -89,6 +89,7 @@ struct kiwi_cep {
 	bool wildcard;			/* on kiwi_wild: follows the addresses */
 	bool foreign;			/* wildcard from another netns: none */
 	bool v4too;			/* IPv6 wildcard covering IPv4 too */
+	bool port_mapped;		/* port held by iwpmd (kiwi_port_take) */
 	sa_family_t family;
 	__be16 port;
 	struct list_head wild_entry;
@@ -217,6 +218,31 @@ static inline int kiwi_cep_hs_status(struct kiwi_cep *cep)
 {
 	/* pairs with the release in kiwi_cep_hs_actor() */
 	return smp_load_acquire(&cep->hs_status);
+}
+
+/*
+ * With the port mapper (the device's port_map), iw_cm hands us the port
+ * iwpmd picked for this cm_id, and iwpmd keeps it from other host sockets
+ * with a socket of its own, bound and never listening.  Ours must share
+ * it: that reservation is for us.  Only a port the mapper moved counts as
+ * held: an unmapped port keeps the ordinary conflict checks.
+ */
+static inline __be16 kiwi_ss_port(const struct sockaddr_storage *a)
+{
+	return a->ss_family == AF_INET6 ?
+		((const struct sockaddr_in6 *)a)->sin6_port :
+		((const struct sockaddr_in *)a)->sin_port;
+}
+
+static inline bool kiwi_port_mapped(const struct iw_cm_id *id)
+{
+	return id->mapped &&
+		kiwi_ss_port(&id->m_local_addr) != kiwi_ss_port(&id->local_addr);
+}
+
+static inline void kiwi_port_take(struct socket *sock)
+{
+	sock->sk->sk_reuse = SK_FORCE_REUSE;
 }
 
 #endif /* KIWI_CEP_H */

@@ -227,6 +227,8 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	if (rv)
 		goto err;
 	/* the port rdma_cm picked, so that both ends agree on the 4-tuple */
+	if (kiwi_port_mapped(id))
+		kiwi_port_take(cep->sock);
 	rv = kernel_bind(cep->sock, (struct sockaddr *)&cep->laddr,
 			 kiwi_addr_len(&cep->laddr));
 	if (rv)

@@ -245,6 +245,8 @@ static int kiwi_lsock_add(struct kiwi_cep *lcep,
 		if (rv)
 			goto err;
 	}
+	if (lcep->port_mapped)
+		kiwi_port_take(ls->sock);
 	rv = kernel_bind(ls->sock, (struct sockaddr *)addr,
 			 kiwi_addr_len(addr));
 	if (rv)
@@ -493,6 +495,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	lcep->port = kiwi_addr_port(&id->m_local_addr);
 	/* an IPv6 wildcard also takes IPv4 unless the consumer said v6only */
 	lcep->v4too = lcep->family == AF_INET6 && !id->afonly;
+	lcep->port_mapped = kiwi_port_mapped(id);
 	INIT_WORK(&lcep->resync_work, kiwi_listen_resync);
 
 	mutex_lock(&lcep->mutex);

@@ -431,6 +431,37 @@ static ssize_t kiwi_llp_store(struct device *dev,
 	return kiwi_cm_llp_store(kdev, attr - kiwi_llp_attrs, buf, count);
 }
 
+/*
+ * iw_cm reads iw_driver_flags at each listen and connect, so a change
+ * applies from the next one on; ports already mapped stay as they are.
+ */
+static ssize_t port_map_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
+							  ibdev);
+
+	return sysfs_emit(buf, "%d\n", !(READ_ONCE(kdev->ibdev.iw_driver_flags) &
+					 IW_F_NO_PORT_MAP));
+}
+
+static ssize_t port_map_store(struct device *dev,
+			      struct device_attribute *attr, const char *buf,
+			      size_t count)
+{
+	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
+							  ibdev);
+	bool on;
+	int rv = kstrtobool(buf, &on);
+
+	if (rv)
+		return rv;
+	WRITE_ONCE(kdev->ibdev.iw_driver_flags, on ? 0 : IW_F_NO_PORT_MAP);
+	return count;
+}
+
+static DEVICE_ATTR_RW(port_map);
+
 static struct attribute *kiwi_dev_attrs[] = {
 	&kiwi_pol_attrs[KIWI_POL_CRC].attr,
 	&kiwi_pol_attrs[KIWI_POL_REV].attr,
@@ -439,6 +470,7 @@ static struct attribute *kiwi_dev_attrs[] = {
 	&kiwi_pol_attrs[KIWI_POL_MARKERS].attr,
 	&kiwi_llp_attrs[KIWI_LLP_USER_TIMEOUT].attr,
 	&kiwi_llp_attrs[KIWI_LLP_KEEPALIVE].attr,
+	&dev_attr_port_map.attr,
 	NULL
 };
 

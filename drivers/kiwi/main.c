@@ -111,6 +111,18 @@ MODULE_PARM_DESC(connect_timeout_ms,
 		 "TCP connect plus MPA exchange limit, ms, 1..600000 (default 10000)");
 
 /*
+ * Off, a device listens and connects on the ports rdma_cm chose, as siw
+ * does.  On, iwpmd (when it runs) maps them to ports of its choosing, as
+ * for hardware RNICs: what lets a ULP listen on a port a host TCP socket
+ * holds (LIO's iSER portal beside its iSCSI/TCP one), at the price that
+ * each peer must run iwpmd too to find the mapped port.
+ */
+static bool kiwi_port_map;
+module_param_named(port_map, kiwi_port_map, bool, 0644);
+MODULE_PARM_DESC(port_map,
+		 "default of each new device's port_map: ports mapped by iwpmd (default N)");
+
+/*
  * How payload copies compute their CRC (proto/crc.c): "onepass", the
  * crc32 instruction in the same pass as the copy, or "split", the copy
  * then the kernel's crc32c().  Unless given at load, the faster of the
@@ -319,8 +331,8 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	memcpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
-	/* We bind TCP ports ourselves; no iwpmd port mapper. */
-	ibdev->iw_driver_flags = IW_F_NO_PORT_MAP;
+	/* iwpmd maps our ports only when asked (port_map, device.c) */
+	ibdev->iw_driver_flags = kiwi_port_map ? 0 : IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
 	kdev->stats = alloc_percpu(struct kiwi_stats);
 	if (!kdev->stats) {

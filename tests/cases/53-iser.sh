@@ -1,0 +1,394 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 1500
+# timeout-full: 3000
+#
+# iSER over kiwi: the LIO iSCSI target (configfs) with a portal that serves
+# iSCSI/TCP and, switched on beside it, iSER (ib_isert) on the same address
+# and port, exporting a ramdisk; open-iscsi's initiator logs in through its
+# "iser" interface (ib_iser).  Both ends in init_net on nvmeof-lib's veth
+# pair with crossed routes, so the bytes cross the veth.
+#
+# LIO's iSER portal listens on the address and port its TCP portal already
+# holds.  kiwi, like siw, listens with a host TCP socket, so that collides
+# (EADDRINUSE) unless the iWARP port mapper moves the RDMA listener to a
+# port of its own: the target's device has port_map on and iwpmd runs; the
+# initiator's iwpmd asks the target's (here the same daemon) for the
+# mapped port.  Checked: enabling iSER fails with port_map off and works
+# with it on, the TCP portal keeps serving (sendtargets discovery and an
+# iSCSI/TCP login beside the iSER session), the session is iSER, fio random
+# writes with crc32c verify read back, logout and login again keep the
+# data, the bytes crossed the veth, and everything goes away with kiwi's
+# object counts back to zero.  Then, under fio: the target's device
+# deleted, and kiwi removed (both devices, rmmod): the initiator fails the
+# I/O back once its replacement timeout (15 s) passes and logs out; with
+# KIWI_FULL=1 also the initiator's device deleted, and the portal's iSER
+# switched off (established sessions carry on, new logins are refused).
+# Last, a new session reads the first part's data back.
+#
+# Pairings "initiator:target": kiwi:kiwi by default; KIWI_FULL=1 adds a
+# siw initiator (siw leaves its ports unmapped, but its iw_cm still asks
+# iwpmd for the target's mapped port).  A siw target cannot work: it cannot
+# have its ports mapped (IW_F_NO_PORT_MAP), so its listener collides with
+# LIO's TCP portal; checked as such under KIWI_FULL=1.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nvmeof-lib.sh"
+
+full=${KIWI_FULL:-0}
+ISER_IQN=iqn.2026-12.org.kiwi:iser-test
+ISER_INIT_IQN=iqn.2026-12.org.kiwi:iser-initiator
+ISER_PORT=3260
+ISER_MB=${ISER_MB:-32}
+LIO=/sys/kernel/config/target
+TPG=$LIO/iscsi/$ISER_IQN/tpgt_1
+NP=$TPG/np/$NVMF_TGT_IP:$ISER_PORT
+RD=$LIO/core/rd_mcp_7/kiwi_iser
+if [ "$full" = 1 ]; then
+	size=16M
+	pairs=${KIWI_ISER_PAIRS:-"kiwi:kiwi siw:kiwi kiwi:siw"}
+else
+	size=4M
+	pairs=${KIWI_ISER_PAIRS:-"kiwi:kiwi"}
+fi
+
+# --- the port mapper ----------------------------------------------------------
+
+IWPMD_PID=
+iwpmd_start() {
+	modprobe iw_cm || return 1
+	iwpmd -f > /tmp/iwpmd.log 2>&1 &
+	IWPMD_PID=$!
+	# its UDP socket for the peer's queries is the last thing it opens
+	wait_for 30 sh -c "ss -Hunl 'sport = :3935' | grep -q ." || {
+		cat /tmp/iwpmd.log
+		return 1
+	}
+}
+
+iwpmd_stop() {
+	[ -n "$IWPMD_PID" ] || return 0
+	kill "$IWPMD_PID" 2>/dev/null
+	wait "$IWPMD_PID" 2>/dev/null
+	IWPMD_PID=
+}
+
+# --- the LIO target -----------------------------------------------------------
+
+lio_setup() {
+	modprobe -a target_core_mod iscsi_target_mod || return 1
+	mkdir -p "$RD" &&
+	echo "rd_pages=$((ISER_MB * 256))" > "$RD/control" &&
+	echo 1 > "$RD/enable" &&
+	mkdir -p "$NP" "$TPG/lun/lun_0" &&
+	ln -s "$RD" "$TPG/lun/lun_0/kiwi_iser" &&
+	echo 0 > "$TPG/attrib/authentication" &&
+	echo 1 > "$TPG/attrib/generate_node_acls" &&
+	echo 1 > "$TPG/attrib/cache_dynamic_acls" &&
+	echo 0 > "$TPG/attrib/demo_mode_write_protect" &&
+	echo 1 > "$TPG/enable"
+}
+
+# lio_iser 0|1: switch the portal's iSER listener (ib_isert).
+lio_iser() {
+	modprobe ib_isert || return 1
+	echo "$1" > "$NP/iser" || return 1
+	[ "$(cat "$NP/iser")" = "$1" ]
+}
+
+lio_teardown() {
+	[ -e "$NP/iser" ] && [ "$(cat "$NP/iser")" = 1 ] && echo 0 > "$NP/iser"
+	[ -e "$TPG/enable" ] && echo 0 > "$TPG/enable"
+	[ -L "$TPG/lun/lun_0/kiwi_iser" ] && rm -f "$TPG/lun/lun_0/kiwi_iser"
+	[ -d "$TPG/lun/lun_0" ] && rmdir "$TPG/lun/lun_0"
+	[ -d "$NP" ] && rmdir "$NP"
+	[ -d "$TPG" ] && rmdir "$TPG"
+	[ -d "$LIO/iscsi/$ISER_IQN" ] && rmdir "$LIO/iscsi/$ISER_IQN"
+	[ -d "$RD" ] && rmdir "$RD"
+	[ -d "${RD%/*}" ] && rmdir "${RD%/*}"
+	! [ -d "$LIO/iscsi/$ISER_IQN" ] && ! [ -d "${RD%/*}" ]
+}
+
+# --- the open-iscsi initiator -------------------------------------------------
+
+ISCSID_PID=
+# The root is the host's, read-only: iscsid's configuration and node
+# database go to a writable copy mounted over /etc/iscsi.
+iscsi_start() {
+	modprobe -a iscsi_tcp ib_iser sd_mod || return 1
+	mkdir -p /tmp/iscsi-etc /run/lock/iscsi || return 1
+	cp -a /etc/iscsi/. /tmp/iscsi-etc/ 2>/dev/null
+	mountpoint -q /etc/iscsi || mount --bind /tmp/iscsi-etc /etc/iscsi ||
+		return 1
+	echo "InitiatorName=$ISER_INIT_IQN" > /etc/iscsi/initiatorname.iscsi
+	# a lost connection fails the I/O in seconds, not minutes
+	sed -i -e '/replacement_timeout/d' -e '/^node.startup/d' \
+		/etc/iscsi/iscsid.conf 2>/dev/null
+	printf '%s\n' "node.startup = manual" \
+		"node.session.timeo.replacement_timeout = 15" \
+		>> /etc/iscsi/iscsid.conf
+	# its own session: on SIGTERM iscsid kills its whole process group
+	setsid iscsid -f > /tmp/iscsid.log 2>&1 &
+	ISCSID_PID=$!
+	# iscsiadm -m session: 21 (no sessions) once iscsid answers
+	wait_for 30 sh -c 'iscsiadm -m session > /dev/null 2>&1; [ $? = 21 ]' ||
+		{ cat /tmp/iscsid.log; return 1; }
+}
+
+iscsi_stop() {
+	iscsiadm -m node -u > /dev/null 2>&1
+	iscsiadm -m node -o delete > /dev/null 2>&1
+	iscsiadm -m discoverydb -t st -p "$NVMF_TGT_IP:$ISER_PORT" -o delete \
+		> /dev/null 2>&1
+	if [ -n "$ISCSID_PID" ]; then
+		kill "$ISCSID_PID" 2>/dev/null
+		wait "$ISCSID_PID" 2>/dev/null
+		ISCSID_PID=
+	fi
+	mountpoint -q /etc/iscsi && umount /etc/iscsi
+	return 0
+}
+
+# iscsi_discover: sendtargets over the TCP portal, records for both
+# interfaces (default = iscsi_tcp, iser = ib_iser).
+iscsi_discover() {
+	iscsiadm -m discovery -t st -p "$NVMF_TGT_IP:$ISER_PORT" -I iser -I default |
+		tee /tmp/iscsi-disc.log &&
+		grep -q "$ISER_IQN" /tmp/iscsi-disc.log
+}
+
+# iscsi_login IFACE / iscsi_logout IFACE
+iscsi_login() {
+	iscsiadm -m node -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT" -I "$1" --login
+}
+
+iscsi_logout() {
+	iscsiadm -m node -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT" -I "$1" --logout
+}
+
+# iscsi_session_is TRANSPORT: exactly one session, over TRANSPORT.
+iscsi_session_is() {
+	iscsiadm -m session 2>&1 | tee /tmp/iscsi-sess.log
+	[ "$(grep -c . /tmp/iscsi-sess.log)" = 1 ] &&
+		grep -q "^$1: .*$ISER_IQN" /tmp/iscsi-sess.log
+}
+
+# iscsi_disk: the block device of the (one) session's LUN 0, as iscsiadm
+# reports it.
+iscsi_disk() {
+	local d
+	d=$(iscsiadm -m session -P 3 2>/dev/null |
+		sed -n 's/.*Attached scsi disk \([a-z]*\).*/\1/p' | head -n1)
+	[ -n "$d" ] && [ -b "/dev/$d" ] && echo "/dev/$d"
+}
+
+# --- the case -----------------------------------------------------------------
+
+# listening ADDR PORT: a TCP listener on exactly that address and port.
+listening() {
+	ss -Htln "src $1:$2" | grep -q .
+}
+
+# crossed "TX0 RX0" "TX1 RX1" MIN: veth0 counted MIN bytes each way (over
+# the loopback it would count next to nothing).
+crossed() {
+	set -- $1 $2 "$3"
+	[ $(($3 - $1)) -ge "$5" ] && [ $(($4 - $2)) -ge "$5" ] || {
+		echo "tx $(($3 - $1)) rx $(($4 - $2)), want >= $5 each"
+		return 1
+	}
+}
+
+cleanup() {
+	iscsi_stop
+	lio_teardown > /dev/null 2>&1
+	iwpmd_stop
+	nvmf_links_del > /dev/null 2>&1
+	nvmf_net_teardown > /dev/null 2>&1
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+nvmf_dmesg_mark
+tap_check "veth pair with cross-wired routes" nvmf_net_setup
+tap_check "LIO target $ISER_IQN: ${ISER_MB} MiB ramdisk, portal $NVMF_TGT_IP:$ISER_PORT" \
+	lio_setup
+tap_check "LIO's iSCSI/TCP portal listens on $NVMF_TGT_IP:$ISER_PORT" \
+	wait_for 10 listening "$NVMF_TGT_IP" $ISER_PORT
+tap_check "iwpmd, the iWARP port mapper, runs" iwpmd_start
+tap_check "iscsid runs" iscsi_start
+
+for p in $pairs; do
+	ini=${p%:*} tgt=${p#*:}
+	lab="$ini initiator, $tgt target"
+	tap_diag "--- $lab"
+	tap_check "$lab: $ini link $NVMF_HOST_DEV on $NVMF_HOST_NETDEV" \
+		nvmf_link_add $NVMF_HOST_DEV "$ini" $NVMF_HOST_NETDEV || continue
+	tap_check "$lab: $tgt link $NVMF_TGT_DEV on $NVMF_TGT_NETDEV" \
+		nvmf_link_add $NVMF_TGT_DEV "$tgt" $NVMF_TGT_NETDEV || {
+		nvmf_links_del > /dev/null 2>&1
+		continue
+	}
+	if [ "$tgt" = siw ]; then
+		# siw's listener takes the host TCP port LIO already has
+		tap_check_fails "$lab: iSER on the portal fails (siw cannot map its port)" \
+			lio_iser 1
+		lio_iser 0 > /dev/null 2>&1
+		tap_check "$lab: links removed" nvmf_links_del
+		continue
+	fi
+	# kiwi as siw: its listener collides with LIO's TCP portal
+	echo 0 > /sys/class/infiniband/$NVMF_TGT_DEV/port_map
+	tap_check_fails "$lab: with port_map off, iSER on the portal fails" \
+		lio_iser 1
+	lio_iser 0 > /dev/null 2>&1
+	tap_check "$lab: port_map on for $NVMF_TGT_DEV" \
+		sh -c "echo 1 > /sys/class/infiniband/$NVMF_TGT_DEV/port_map &&
+			[ \$(cat /sys/class/infiniband/$NVMF_TGT_DEV/port_map) = 1 ]"
+	tap_check "$lab: iSER on the portal beside iSCSI/TCP" lio_iser 1 ||
+		{ cat /tmp/iwpmd.log; dmesg | tail -n 20; }
+	tap_check "$lab: the TCP portal still listens on $ISER_PORT" \
+		listening "$NVMF_TGT_IP" $ISER_PORT
+	tap_check "$lab: sendtargets discovery over the TCP portal" iscsi_discover
+	b0=$(nvmf_veth_bytes)
+	tap_check "$lab: login through the iser interface" iscsi_login iser
+	tap_check "$lab: the session is iSER" iscsi_session_is iser
+	tap_check "$lab: its connection is a QP on $NVMF_HOST_DEV" \
+		sh -c "rdma resource show qp link $NVMF_HOST_DEV/1 | grep -q 'type RC'"
+	dev=
+	wait_for 30 iscsi_disk > /dev/null && dev=$(iscsi_disk)
+	tap_check "$lab: LUN 0 as a block device (${dev:-none})" test -n "$dev"
+	tap_check "$lab: fio 4 KiB random writes + crc32c verify ($size)" \
+		nvmf_fio_verify iser4k "$dev" $size 4k
+	tap_check "$lab: fio 4-256 KiB random writes + crc32c verify ($size)" \
+		nvmf_fio_verify isermix "$dev" $size 4k-256k --offset=$((ISER_MB / 2))M
+	b1=$(nvmf_veth_bytes)
+	# both jobs write and read back; fio's random block sizes may leave
+	# part of the second unwritten: ask for half the sizes each way
+	min=$((${size%M} * 1048576))
+	tap_check "$lab: the I/O crossed the veth" crossed "$b0" "$b1" $min
+	tap_check "$lab: logout" iscsi_logout iser
+	tap_check "$lab: no session left" \
+		sh -c 'iscsiadm -m session > /dev/null 2>&1; [ $? = 21 ]'
+	# the TCP portal serves an iSCSI/TCP initiator, and sees the data
+	tap_check "$lab: login over iSCSI/TCP (same portal)" iscsi_login default
+	tap_check "$lab: that session is TCP" iscsi_session_is tcp
+	dev=
+	wait_for 30 iscsi_disk > /dev/null && dev=$(iscsi_disk)
+	tap_check "$lab: the data read back over iSCSI/TCP" \
+		nvmf_fio_reverify iser4k "$dev" $size 4k
+	tap_check "$lab: logout (TCP)" iscsi_logout default
+	tap_check "$lab: login through iser again" iscsi_login iser
+	dev=
+	wait_for 30 iscsi_disk > /dev/null && dev=$(iscsi_disk)
+	tap_check "$lab: the data read back over iSER after a new login" \
+		nvmf_fio_reverify isermix "$dev" $size 4k-256k --offset=$((ISER_MB / 2))M
+	tap_check "$lab: logout" iscsi_logout iser
+	tap_check "$lab: iSER off on the portal" lio_iser 0
+	tap_check "$lab: links removed" nvmf_links_del
+	if [ "$ini" = kiwi ] || [ "$tgt" = kiwi ]; then
+		tap_check "$lab: kiwi object counts back to zero" \
+			wait_for 10 kiwi_counts_zero
+	fi
+done
+
+# --- taken away under I/O (kiwi to kiwi) ---------------------------------------
+# Each step: a session with fio writing, then the portal's iSER listener,
+# the target's device, the initiator's device or the module goes away.
+# The initiator must give the I/O back with errors once its replacement
+# timeout (15 s) passes, never hang; then everything is set up again and
+# a login reads the data of the first part back.
+
+FIO_PID=
+fio_bg() {
+	fio --name=load --filename="$1" --direct=1 --ioengine=libaio \
+		--rw=randwrite --bs=64k --size=8M --iodepth=8 --time_based \
+		--runtime=600 --offset=24M > /tmp/iser-load.out 2>&1 &
+	FIO_PID=$!
+}
+
+# fio_ends SECONDS: the load ended (with errors, since its disk went).
+fio_ends() {
+	local end=$((SECONDS + $1))
+	while kill -0 "$FIO_PID" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || { kill -9 "$FIO_PID"; return 1; }
+		sleep 1
+	done
+	wait "$FIO_PID"
+	echo "fio exit status $?: $(grep -m1 -o 'err=[^:]*' /tmp/iser-load.out)"
+}
+
+# set_up: kiwi links, port_map, iSER on, a session through iser, its disk
+set_up() {
+	nvmf_link_add $NVMF_HOST_DEV kiwi $NVMF_HOST_NETDEV &&
+	nvmf_link_add $NVMF_TGT_DEV kiwi $NVMF_TGT_NETDEV &&
+	echo 1 > /sys/class/infiniband/$NVMF_TGT_DEV/port_map &&
+	lio_iser 1 && iscsi_login iser && wait_for 30 iscsi_disk > /dev/null &&
+	DISK=$(iscsi_disk)
+}
+
+# taken_away LABEL CMD...: under fio, CMD; fio ends within 120 s; the
+# session is logged out (or gone) within 60 s; then all is torn down.
+taken_away() {
+	local lab=$1
+	shift
+	tap_check "$lab: set up, a session over iSER" set_up || return
+	fio_bg "$DISK"
+	sleep 5
+	tap_check "$lab: fio is writing" kill -0 "$FIO_PID"
+	tap_check "$lab" "$@"
+	tap_check "$lab: the I/O fails back within 120 s" fio_ends 120
+	tap_check "$lab: logout returns within 60 s" \
+		timeout 60 iscsiadm -m node -T "$ISER_IQN" -u
+	lio_iser 0 > /dev/null 2>&1
+	nvmf_links_del > /dev/null 2>&1
+	kiwi_unload > /dev/null 2>&1
+	tap_check "$lab: kiwi unloads afterwards" test ! -d /sys/module/kiwi
+}
+
+# The portal's iSER listener going leaves established sessions alone (LIO
+# stops listening only): the I/O carries on, and a new login is refused.
+portal_removed() {
+	local lab="iSER removed from the portal under I/O"
+	tap_check "$lab: set up, a session over iSER" set_up || return
+	fio_bg "$DISK"
+	sleep 5
+	tap_check "$lab: iSER off on the portal" lio_iser 0
+	sleep 10
+	tap_check "$lab: the session's I/O carries on" kill -0 "$FIO_PID"
+	kill "$FIO_PID" 2>/dev/null
+	tap_check "$lab: fio stops when told" fio_ends 60
+	tap_check "$lab: logout returns within 60 s" \
+		timeout 60 iscsiadm -m node -T "$ISER_IQN" -u
+	tap_check_fails "$lab: a new login through iser is refused" \
+		timeout 120 iscsiadm -m node -T "$ISER_IQN" \
+		-p "$NVMF_TGT_IP:$ISER_PORT" -I iser --login
+	timeout 60 iscsiadm -m node -T "$ISER_IQN" -u > /dev/null 2>&1
+	nvmf_links_del > /dev/null 2>&1
+	kiwi_unload > /dev/null 2>&1
+	tap_check "$lab: kiwi unloads afterwards" test ! -d /sys/module/kiwi
+}
+
+# Default: the target's device and the module taken away; KIWI_FULL=1
+# also the portal's iSER listener and the initiator's device.
+if [ "${KIWI_ISER_TEARDOWN:-1}" = 1 ]; then
+	[ "$full" = 1 ] && portal_removed
+	taken_away "rdma link del of the target's device under I/O" \
+		rdma link del $NVMF_TGT_DEV
+	[ "$full" = 1 ] && taken_away "rdma link del of the initiator's device under I/O" \
+		rdma link del $NVMF_HOST_DEV
+	taken_away "rmmod kiwi under I/O" \
+		sh -c "rdma link del $NVMF_HOST_DEV && rdma link del $NVMF_TGT_DEV && rmmod kiwi"
+	tap_check "after all that: set up, a session over iSER" set_up &&
+		tap_check "the data of the first part reads back" \
+			nvmf_fio_reverify iser4k "$DISK" $size 4k
+	timeout 60 iscsiadm -m node -T "$ISER_IQN" -u > /dev/null 2>&1
+	lio_iser 0 > /dev/null 2>&1
+	tap_check "links removed" nvmf_links_del
+	tap_check "kiwi object counts back to zero" wait_for 10 kiwi_counts_zero
+fi
+
+tap_check "iscsid stopped, node records removed" iscsi_stop
+tap_check "LIO target removed" lio_teardown
+iwpmd_stop
+tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
+tap_done
