@@ -3,8 +3,8 @@
 # Helpers for the test cases that run inside the VM (tests/vm/vm-run.sh).
 # Source it from a case script:  . "$(dirname "$0")/lib.sh"
 #
-# TAP: tap_ok DESC, tap_fail DESC, tap_check DESC CMD..., tap_check_fails
-# DESC CMD..., tap_check_err DESC REGEX CMD...,
+# TAP: tap_ok DESC, tap_fail DESC, tap_skip DESC REASON, tap_check DESC
+# CMD..., tap_check_fails DESC CMD..., tap_check_err DESC REGEX CMD...,
 # tap_diag TEXT, tap_relay PREFIX FILE, tap_done.
 # Setup: kiwi_load, kiwi_unload, siw_load, siw_unload, veth_setup,
 # veth_ns_setup, veth_ns_move, veth_teardown, kiwi_counts_zero,
@@ -34,6 +34,13 @@ tap_fail() {
 	_tap_n=$((_tap_n + 1))
 	_tap_failed=$((_tap_failed + 1))
 	echo "not ok $_tap_n - $*"
+}
+
+# tap_skip DESC REASON: a test that cannot run here, "ok N - DESC # SKIP
+# REASON" (TAP's directive: harnesses count it as a skip, not a pass).
+tap_skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
 # The tap_check* helpers run CMD in the current shell (not a subshell), so
