@@ -25,6 +25,7 @@ tarball=/usr/src/linux-source-$series.tar.xz
 	tarball=$(ls -1 /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n1)
 if [ -z "$tarball" ]; then
 	echo "not ok 1 - checkpatch: no /usr/src/linux-source-*.tar.xz (apt-get install linux-source)"
+	echo "1..1"
 	exit 1
 fi
 cp_dir=$out/checkpatch

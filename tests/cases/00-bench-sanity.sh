@@ -55,7 +55,7 @@ tap_check "ping 198.18.0.2" busybox ping -c 1 -W 5 198.18.0.2
 # A TCP byte stream between the two addresses, as kiwi's connections use.
 tcp_roundtrip() {
 	busybox nc -l -p 18515 > /tmp/nc.out &
-	sleep 0.5
+	wait_for 10 tcp_listening "" 18515 || { kill $!; return 1; }
 	exec 3<>/dev/tcp/198.18.0.2/18515 || return 1
 	echo kiwi-tcp-check >&3
 	exec 3>&-

@@ -57,12 +57,7 @@ trap cleanup EXIT
 
 setup() {
 	kiwi_load &&
-	veth_setup &&
-	ip netns add $ns &&
-	ip link set veth1 netns $ns &&
-	ip netns exec $ns ip addr add $srv_ip/24 dev veth1 &&
-	ip netns exec $ns ip link set veth1 up &&
-	ip netns exec $ns ip link set lo up &&
+	veth_ns_setup $ns &&
 	rdma link add kc0 type kiwi netdev veth0 &&
 	ip netns exec $ns rdma link add kc1 type kiwi netdev veth1
 }
@@ -269,26 +264,26 @@ has() {
 	done
 }
 
+# qp_rts: kc0's QP in RTS, as rdma res shows it (kept in $tmp/res)
+qp_rts() {
+	rdma resource show qp link kc0/1 -dd > $tmp/res 2>&1 &&
+	grep -q 'drv_state RTS' $tmp/res
+}
+
 res_live() {
-	local rc=1 end
+	local rc=1
 	ip netns exec $ns timeout 60 rping -s -a $srv_ip -C 100000 -S 64 \
 		> $tmp/rl-srv.log 2>&1 &
 	spid=$!
 	wait_for 60 tcp_listening $ns 7174
 	timeout 60 rping -c -a $srv_ip -C 100000 -S 64 > $tmp/rl-cli.log 2>&1 &
 	vpid=$!
-	end=$((SECONDS + 30))
-	while [ $SECONDS -lt $end ]; do
-		rdma resource show qp link kc0/1 -dd > $tmp/res 2>&1
-		if grep -q 'drv_state RTS' $tmp/res; then
-			rdma resource show cm_id link kc0/1 -dd > $tmp/cm0 2>&1
-			$(dev_ns kc1) rdma resource show cm_id link kc1/1 -dd \
-				> $tmp/cm1 2>&1
-			rc=0
-			break
-		fi
-		sleep 0.5
-	done
+	if wait_for 30 qp_rts; then
+		rdma resource show cm_id link kc0/1 -dd > $tmp/cm0 2>&1
+		$(dev_ns kc1) rdma resource show cm_id link kc1/1 -dd \
+			> $tmp/cm1 2>&1
+		rc=0
+	fi
 	kill -TERM $vpid 2>/dev/null
 	wait $vpid
 	wait $spid

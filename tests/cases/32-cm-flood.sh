@@ -125,7 +125,6 @@ trap cleanup EXIT
 
 stat_of() { awk -v n="$1" '$1 == n { print $2 }' "$cmstats" 2>/dev/null; }
 pending_is() { [ "$(stat_of pending_requests)" = "$1" ]; }
-listening() { ss -Hltn "( sport = :$port )" | grep -q .; }
 # flooder NAME SRC SILENT HALF WAIT: in the background (pid in fpid),
 # output in $tmp/NAME
 flooder() {
@@ -152,12 +151,13 @@ kiwi_load || { tap_fail "kiwi loads"; tap_done; }
 kiwi_provider_env
 tap_check "veth pair is up" veth_setup
 ip netns del $ns 2>/dev/null
-tap_check "veth1 in netns $ns with 198.18.0.2, .3 and .4" \
-	sh -c "ip netns add $ns && ip link set veth1 netns $ns &&
-	       $NS ip addr add 198.18.0.2/24 dev veth1 &&
-	       $NS ip addr add 198.18.0.3/24 dev veth1 &&
-	       $NS ip addr add 198.18.0.4/24 dev veth1 &&
-	       $NS ip link set veth1 up && $NS ip link set lo up"
+# three sources in the namespace: .2 (lib.sh's) and .3, .4
+flood_ns() {
+	veth_ns_move "$ns" &&
+	$NS ip addr add 198.18.0.3/24 dev veth1 &&
+	$NS ip addr add 198.18.0.4/24 dev veth1
+}
+tap_check "veth1 in netns $ns with 198.18.0.2, .3 and .4" flood_ns
 tap_check "kiwi0 on veth0, kiwi1 on veth1 in $ns" \
 	sh -c "rdma link add kiwi0 type kiwi netdev veth0 &&
 	       $NS rdma link add kiwi1 type kiwi netdev veth1"
@@ -177,7 +177,7 @@ tap_check "pending_per_source=64, pending_per_listener=100" \
 rping_server() {
 	rping -s -a 198.18.0.1 -p $port -P > $tmp/server.log 2>&1 &
 	spid=$!
-	wait_for 15 listening
+	wait_for 15 tcp_listening "" $port
 }
 rping_server
 

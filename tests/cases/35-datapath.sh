@@ -28,12 +28,7 @@ cleanup() {
 
 setup() {
 	kiwi_load &&
-	veth_setup &&
-	ip netns add $ns &&
-	ip link set veth1 netns $ns &&
-	ip netns exec $ns ip addr add $srv_ip/24 dev veth1 &&
-	ip netns exec $ns ip link set veth1 up &&
-	ip netns exec $ns ip link set lo up &&
+	veth_ns_setup $ns &&
 	rdma link add kiwidp0 type kiwi netdev veth0 &&
 	ip netns exec $ns rdma link add kiwidp1 type kiwi netdev veth1
 }

@@ -105,10 +105,7 @@ echo "$kmsg_mark" > /dev/kmsg 2>/dev/null
 tap_check "kiwi.ko loads" kiwi_load
 tap_check "veth pair is up" veth_setup
 ip netns del "$ns" 2>/dev/null
-tap_check "veth1 moved into netns $ns with 198.18.0.2/24" \
-	sh -c "ip netns add $ns && ip link set veth1 netns $ns &&
-	       ip -n $ns addr add 198.18.0.2/24 dev veth1 &&
-	       ip -n $ns link set veth1 up && ip -n $ns link set lo up"
+tap_check "veth1 moved into netns $ns with 198.18.0.2/24" veth_ns_move "$ns"
 tap_check "rdma link add $dev type kiwi netdev veth0" \
 	rdma link add "$dev" type kiwi netdev veth0
 
@@ -131,11 +128,7 @@ ord=4
 	--info "$tmp/info" --recvs 4 \
 	--recv-len 1024 --ird $ird --ord $ord > "$tmp/victim.log" 2>&1 &
 vpid=$!
-for _ in $(seq 1 300); do
-	[ -s "$tmp/info" ] && break
-	kill -0 "$vpid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_alive 30 "$vpid" test -s "$tmp/info"
 if [ -s "$tmp/info" ]; then
 	tap_ok "victim listens on $addr:$port ($dev) and announces its MRs"
 	tap_diag "$(cat "$tmp/info")"
@@ -196,11 +189,7 @@ inval_pass() {
 		--kiwi-ird $ird --kiwi-ord $ord --tag inval --only inval-held \
 		--timeout 20 > "$tmp/adv-inval.tap" 2>&1 &
 	apid=$!
-	t=$SECONDS
-	while [ $((SECONDS - t)) -lt 60 ] && kill -0 "$apid" 2>/dev/null &&
-		! grep -q "holding the connection" "$tmp/adv-inval.tap"; do
-		sleep 0.2
-	done
+	wait_alive 60 "$apid" grep -q "holding the connection" "$tmp/adv-inval.tap"
 	# invalidate: deregistration makes every STag of the victim invalid
 	kill -USR1 $vp2
 	wait_for 10 grep -q '^victim-dereg done' "$tmp/victim2.log"
@@ -291,11 +280,7 @@ dereg_pass() {
 		--kiwi-ird $ird --kiwi-ord $ord --tag dereg --only dereg-held \
 		--timeout 20 > "$tmp/adv-dereg.tap" 2>&1 &
 	apid=$!
-	t=$SECONDS
-	while [ $((SECONDS - t)) -lt 60 ] && kill -0 "$apid" 2>/dev/null &&
-		! grep -q "holding the connection" "$tmp/adv-dereg.tap"; do
-		sleep 0.2
-	done
+	wait_alive 60 "$apid" grep -q "holding the connection" "$tmp/adv-dereg.tap"
 	if ! grep -q "holding the connection" "$tmp/adv-dereg.tap"; then
 		tap_fail "dereg: the adversary holds kiwi in the middle of using the victim's MRs"
 		let_go
@@ -304,11 +289,7 @@ dereg_pass() {
 	kill -USR1 "$vpid"
 	dereg_ran=1
 	t=$SECONDS
-	while [ $((SECONDS - t)) -lt 10 ] &&
-		! grep -q '^victim-dereg done' "$tmp/victim.log"; do
-		sleep 0.2
-	done
-	if grep -q '^victim-dereg done' "$tmp/victim.log"; then
+	if wait_for 10 grep -q '^victim-dereg done' "$tmp/victim.log"; then
 		tap_ok "dereg: the victim's ibv_dereg_mr() calls return while the peer holds on"
 	else
 		tap_fail "dereg: the victim's ibv_dereg_mr() calls return while the peer holds on (still waiting after $((SECONDS - t)) s)"
@@ -327,14 +308,10 @@ sleep 3
 if [ -n "$vpid" ]; then
 	kill -TERM "$vpid" 2>/dev/null
 	vrc=
-	for _ in $(seq 1 300); do
-		if ! kill -0 "$vpid" 2>/dev/null; then
-			wait "$vpid"
-			vrc=$?
-			break
-		fi
-		sleep 0.1
-	done
+	if wait_for 30 pid_gone "$vpid"; then
+		wait "$vpid"
+		vrc=$?
+	fi
 	if [ "$vrc" = 0 ] && grep -q '^victim-exit clean' "$tmp/victim.log"; then
 		tap_ok "victim tears every connection down and exits cleanly"
 	else
@@ -461,10 +438,7 @@ fi
 
 tap_check "rdma link del $dev" rdma link del "$dev"
 # connection endpoints may take a moment to go after their sockets close
-for _ in $(seq 1 100); do
-	kiwi_counts_zero 2> /dev/null && break
-	sleep 0.1
-done
+wait_for 10 kiwi_counts_zero 2> /dev/null
 if kiwi_counts_zero 2> "$tmp/counts"; then
 	tap_ok "kiwi object counts are all zero"
 else

@@ -174,11 +174,6 @@ rmmod_open() {
 	tap_check "$label: rmmod $mod at the end" rmmod "$mod"
 }
 
-tap_skip() {
-	_tap_n=$((_tap_n + 1))
-	echo "ok $_tap_n - $1 # SKIP $2"
-}
-
 for p in $provs; do
 	t0=$SECONDS
 	link_del_target "$p"

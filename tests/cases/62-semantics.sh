@@ -41,12 +41,7 @@ setup() {
 	[ "$1" = siw ] && peer=siwsem1
 	kiwi_load &&
 	{ [ "$1" != siw ] || siw_load; } &&
-	veth_setup &&
-	ip netns add $ns &&
-	ip link set veth1 netns $ns &&
-	ip netns exec $ns ip addr add 198.18.0.2/24 dev veth1 &&
-	ip netns exec $ns ip link set veth1 up &&
-	ip netns exec $ns ip link set lo up &&
+	veth_ns_setup $ns &&
 	rdma link add kiwisem0 type kiwi netdev veth0 &&
 	ip netns exec $ns rdma link add $peer type "$1" netdev veth1
 }

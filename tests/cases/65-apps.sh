@@ -150,8 +150,7 @@ for p in $pairings; do
 	[ "$c" = siw ] && [ "$crc" = on ] && cp=siwcrc
 	label="$c -> $s, crc $crc"
 	if [ "$cp" = siwcrc ] && [ ! -f "$KIWI_SIW_CRC_KO" ]; then
-		_tap_n=$((_tap_n + 1))
-		echo "ok $_tap_n - $label # SKIP no $KIWI_SIW_CRC_KO (tests/bench/build-siw-crc.sh)"
+		tap_skip "$label" "no $KIWI_SIW_CRC_KO (tests/bench/build-siw-crc.sh)"
 		continue
 	fi
 	t0=$SECONDS

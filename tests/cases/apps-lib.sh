@@ -47,12 +47,7 @@ apps_setup() {
 	APPS_CLI_DEV=$(nvmf_provider_type "$cp")cli
 	APPS_SRV_DEV=$(nvmf_provider_type "$sp")srv
 	nvmf_provider_load "$cp" && nvmf_provider_load "$sp" &&
-	veth_setup &&
-	ip netns add $APPS_NS &&
-	ip link set veth1 netns $APPS_NS &&
-	apps_ns ip addr add $APPS_SRV_IP/24 dev veth1 &&
-	apps_ns ip link set veth1 up &&
-	apps_ns ip link set lo up &&
+	veth_ns_setup $APPS_NS &&
 	_apps_link_add "$APPS_CLI_DEV" "$cp" veth0 "$crc" &&
 	_apps_link_add "$APPS_SRV_DEV" "$sp" veth1 "$crc" apps_ns
 }
@@ -100,16 +95,7 @@ apps_ns_kill() {
 # namespace (kiwi and siw listen on kernel TCP sockets, which ss lists
 # too), while the server PID still runs.
 apps_wait_listen() {
-	local end=$((SECONDS + 60))
-	until _apps_listening "$1"; do
-		kill -0 "$2" 2> /dev/null || return 1
-		[ $SECONDS -lt $end ] || return 1
-		sleep 0.5
-	done
-}
-
-_apps_listening() {
-	[ -n "$(apps_ns ss -Htln "sport = :$1")" ]
+	wait_alive 60 "$2" tcp_listening $APPS_NS "$1"
 }
 
 # apps_dmesg_mark / apps_dmesg_clean: since the mark, no kernel complaint

@@ -3,10 +3,13 @@
 # Helpers for the test cases that run inside the VM (tests/vm/vm-run.sh).
 # Source it from a case script:  . "$(dirname "$0")/lib.sh"
 #
-# TAP: tap_ok DESC, tap_fail DESC, tap_check DESC CMD..., tap_check_fails
-# DESC CMD..., tap_check_err DESC REGEX CMD..., tap_diag TEXT, tap_done.
+# TAP: tap_ok DESC, tap_fail DESC, tap_skip DESC REASON, tap_check DESC
+# CMD..., tap_check_fails DESC CMD..., tap_check_err DESC REGEX CMD...,
+# tap_diag TEXT, tap_relay PREFIX FILE, tap_done.
 # Setup: kiwi_load, kiwi_unload, siw_load, siw_unload, veth_setup,
-# veth_teardown, kiwi_counts_zero.
+# veth_ns_setup, veth_ns_move, veth_teardown, kiwi_counts_zero,
+# kiwi_provider_env.  Waiting: wait_for SECONDS CMD..., wait_alive SECONDS
+# PID CMD..., pid_gone PID, tcp_listening NS PORT.
 
 : "${KIWI_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 export KIWI_ROOT
@@ -31,6 +34,13 @@ tap_fail() {
 	_tap_n=$((_tap_n + 1))
 	_tap_failed=$((_tap_failed + 1))
 	echo "not ok $_tap_n - $*"
+}
+
+# tap_skip DESC REASON: a test that cannot run here, "ok N - DESC # SKIP
+# REASON" (TAP's directive: harnesses count it as a skip, not a pass).
+tap_skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
 # The tap_check* helpers run CMD in the current shell (not a subshell), so
@@ -151,11 +161,15 @@ veth_setup() {
 	ip link set veth1 up
 }
 
-# veth_ns_setup NS: veth_setup, then veth1 (198.18.0.2) moved into a new
-# network namespace NS, with its loopback up: two ends whose traffic must
-# cross the veth.
+# veth_ns_setup NS: veth_setup, then veth_ns_move NS: two ends whose
+# traffic must cross the veth.
 veth_ns_setup() {
-	veth_setup &&
+	veth_setup && veth_ns_move "$1"
+}
+
+# veth_ns_move NS: veth1 moved into a new network namespace NS with
+# 198.18.0.2/24 (a move drops its addresses), up, and NS's loopback up.
+veth_ns_move() {
 	ip netns add "$1" &&
 	ip link set veth1 netns "$1" &&
 	ip netns exec "$1" ip addr add 198.18.0.2/24 dev veth1 &&
@@ -202,6 +216,25 @@ wait_for() {
 		[ $SECONDS -lt $end ] || { "$@"; return 1; }
 		sleep 0.2
 	done
+}
+
+# wait_alive SECONDS PID CMD...: wait_for CMD, giving up as soon as the
+# process PID has gone (a server that died will never listen).
+wait_alive() {
+	local end=$((SECONDS + $1)) pid=$2
+	shift 2
+	while ! "$@" > /dev/null 2>&1; do
+		if ! kill -0 "$pid" 2> /dev/null || [ $SECONDS -ge $end ]; then
+			"$@"
+			return
+		fi
+		sleep 0.2
+	done
+}
+
+# pid_gone PID: process PID has exited (for wait_for).
+pid_gone() {
+	! kill -0 "$1" 2> /dev/null
 }
 
 # tcp_listening NS PORT: something listens on TCP port PORT in network

@@ -35,6 +35,8 @@
 #include <netdb.h>
 #include <rdma/rdma_cma.h>
 
+#include "common.h"
+
 #define TIMEOUT_MS	20000
 
 static void pattern(unsigned char *p, int len)
@@ -67,35 +69,6 @@ static int get_addr(const char *host, const char *port, struct addrinfo **ai)
 	return rv ? -1 : 0;
 }
 
-/* the next event on ch, acked by the caller */
-static struct rdma_cm_event *next_event(struct rdma_event_channel *ch)
-{
-	struct rdma_cm_event *ev;
-
-	if (rdma_get_cm_event(ch, &ev)) {
-		perror("cm-reject: rdma_get_cm_event");
-		return NULL;
-	}
-	return ev;
-}
-
-static int expect_event(struct rdma_event_channel *ch,
-			enum rdma_cm_event_type want)
-{
-	struct rdma_cm_event *ev = next_event(ch);
-	int ok;
-
-	if (!ev)
-		return -1;
-	ok = ev->event == want && !ev->status;
-	if (!ok)
-		fprintf(stderr, "cm-reject: %s (status %d), wanted %s\n",
-			rdma_event_str(ev->event), ev->status,
-			rdma_event_str(want));
-	rdma_ack_cm_event(ev);
-	return ok ? 0 : -1;
-}
-
 static int server(struct addrinfo *ai, int len)
 {
 	unsigned char pd[256];
@@ -115,7 +88,7 @@ static int server(struct addrinfo *ai, int len)
 	}
 	printf("listening\n");
 	fflush(stdout);
-	ev = next_event(ch);
+	ev = kiwi_cm_next(ch, -1);
 	if (!ev)
 		goto out;
 	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
@@ -165,7 +138,7 @@ static int order_server(struct addrinfo *ai, int n)
 	printf("listening\n");
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
-		ev = next_event(ch);
+		ev = kiwi_cm_next(ch, -1);
 		if (!ev) {
 			bad = 1;
 			goto out;
@@ -220,9 +193,9 @@ static int order_client(struct addrinfo *ai, int n)
 		if (rdma_create_id(ch, &id[made], NULL, RDMA_PS_TCP) ||
 		    rdma_resolve_addr(id[made], NULL, ai->ai_addr,
 				      TIMEOUT_MS) ||
-		    expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+		    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
 		    rdma_resolve_route(id[made], TIMEOUT_MS) ||
-		    expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED))
+		    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
 			goto out;
 		if (!ibpd) {
 			ibpd = ibv_alloc_pd(id[made]->verbs);
@@ -249,7 +222,7 @@ static int order_client(struct addrinfo *ai, int n)
 		}
 	}
 	for (i = 0; i < n; i++) {
-		ev = next_event(ch);
+		ev = kiwi_cm_next(ch, -1);
 		if (!ev)
 			goto out;
 		if (ev->event != RDMA_CM_EVENT_REJECTED) {
@@ -299,9 +272,9 @@ static int client(struct addrinfo *ai, int len, int expect)
 		return 1;
 	}
 	if (rdma_resolve_addr(id, NULL, ai->ai_addr, TIMEOUT_MS) ||
-	    expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
 	    rdma_resolve_route(id, TIMEOUT_MS) ||
-	    expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED))
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
 		goto out;
 	ibpd = ibv_alloc_pd(id->verbs);
 	cq = ibpd ? ibv_create_cq(id->verbs, 2, NULL, NULL, 0) : NULL;
@@ -322,7 +295,7 @@ static int client(struct addrinfo *ai, int len, int expect)
 		perror("cm-reject: rdma_connect");
 		goto out_qp;
 	}
-	ev = next_event(ch);
+	ev = kiwi_cm_next(ch, -1);
 	if (!ev)
 		goto out_qp;
 	printf("event %s status=%d", rdma_event_str(ev->event), ev->status);

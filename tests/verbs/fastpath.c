@@ -38,6 +38,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "kiwi-tap.h"
+#include "common.h"
 
 #define PORT		20079
 #define TMO_MS		20000	/* anything that must happen, on a slow TCG guest */
@@ -73,14 +74,6 @@ static struct ibv_pd *cpd, *spd;
 static struct sockaddr_in srv_addr;
 
 /* ---- small helpers ---- */
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static long long doorbells(void)
 {
@@ -139,28 +132,15 @@ static int msg_id(const void *buf, size_t len, uint64_t *id)
 	return 1;
 }
 
-/*
- * Poll cq until n completions are in wc (or the time limit): returns how
- * many were collected.  Yields between empty polls so that the engines on
- * the guest's two vCPUs get to run.
- */
+/* Between empty polls, let the engines run on the guest's two vCPUs. */
+static void yield_cpu(void)
+{
+	sched_yield();
+}
+
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int tmo_ms)
 {
-	long long end = now_ms() + tmo_ms;
-	int got = 0, r;
-
-	while (got < n) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return got;
-		got += r;
-		if (!r) {
-			if (now_ms() > end)
-				break;
-			sched_yield();
-		}
-	}
-	return got;
+	return kiwi_poll_cq_n(cq, wc, n, tmo_ms, yield_cpu);
 }
 
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
@@ -174,10 +154,10 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
  */
 static int wait_check(const void *buf, size_t len, uint64_t id)
 {
-	long long end = now_ms() + TMO_MS;
+	long long end = kiwi_now_ms() + TMO_MS;
 
 	while (!check(buf, len, id)) {
-		if (now_ms() > end)
+		if (kiwi_now_ms() > end)
 			return 0;
 		sched_yield();
 	}
@@ -231,31 +211,6 @@ static int post_recv1(struct ibv_qp *qp, struct ibv_srq *srq, uint64_t id,
 }
 
 /* ---- rdma_cm ---- */
-
-static int expect_event(struct rdma_event_channel *ch,
-			enum rdma_cm_event_type type, struct rdma_cm_id **id)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-	int ok_ev;
-
-	if (poll(&pfd, 1, TMO_MS) != 1) {
-		diag("no rdma_cm event (waiting for %s)",
-		     rdma_event_str(type));
-		return -1;
-	}
-	if (rdma_get_cm_event(ch, &ev))
-		return -1;
-	ok_ev = ev->event == type;
-	if (!ok_ev)
-		diag("rdma_cm event %s (status %d), expected %s",
-		     rdma_event_str(ev->event), ev->status,
-		     rdma_event_str(type));
-	if (id)
-		*id = ev->id;
-	rdma_ack_cm_event(ev);
-	return ok_ev ? 0 : -1;
-}
 
 static struct ibv_context *find_ctx(const char *name)
 {
@@ -318,7 +273,7 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 	c->srcq = sa->recv_cq;
 	/*
 	 * The first resolution on a fresh veth may time out while the
-	 * neighbour is not known yet: try again.  expect_event waits longer
+	 * neighbour is not known yet: try again.  kiwi_cm_expect waits longer
 	 * than the resolution may take, so it sees the ADDR_ERROR.
 	 */
 	for (try = 0;; try++) {
@@ -326,9 +281,11 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 			return -1;
 		if (!rdma_resolve_addr(c->cid, NULL,
 				       (struct sockaddr *)&srv_addr, 5000) &&
-		    !expect_event(cli_ch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) &&
+		    !kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ADDR_RESOLVED,
+				    TMO_MS, NULL) &&
 		    !rdma_resolve_route(c->cid, 5000) &&
-		    !expect_event(cli_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		    !kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ROUTE_RESOLVED,
+				    TMO_MS, NULL))
 			break;
 		rdma_destroy_id(c->cid);
 		c->cid = NULL;
@@ -346,7 +303,8 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 	}
 	c->cqp = c->cid->qp;
 	if (rdma_connect(c->cid, &p) ||
-	    expect_event(srv_ch, RDMA_CM_EVENT_CONNECT_REQUEST, &id))
+	    kiwi_cm_expect(srv_ch, RDMA_CM_EVENT_CONNECT_REQUEST, TMO_MS,
+			   &id))
 		return -1;
 	c->sid = id;
 	if (id->verbs != sctx || rdma_create_qp(id, spd, sa)) {
@@ -355,8 +313,8 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 	}
 	c->sqp = id->qp;
 	if (rdma_accept(id, &p) ||
-	    expect_event(cli_ch, RDMA_CM_EVENT_ESTABLISHED, NULL) ||
-	    expect_event(srv_ch, RDMA_CM_EVENT_ESTABLISHED, NULL))
+	    kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ESTABLISHED, TMO_MS, NULL) ||
+	    kiwi_cm_expect(srv_ch, RDMA_CM_EVENT_ESTABLISHED, TMO_MS, NULL))
 		return -1;
 	return 0;
 }
@@ -364,11 +322,11 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 /* Drain events until n DISCONNECTED came on ch (or the time limit). */
 static int wait_disconnects(struct rdma_event_channel *ch, int n)
 {
-	long long end = now_ms() + TMO_MS;
+	long long end = kiwi_now_ms() + TMO_MS;
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 
-	while (n > 0 && now_ms() < end) {
+	while (n > 0 && kiwi_now_ms() < end) {
 		if (poll(&pfd, 1, 500) != 1)
 			continue;
 		if (rdma_get_cm_event(ch, &ev))

@@ -19,6 +19,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "kiwi-tap.h"
+#include "common.h"
 
 #define TIMEOUT_MS	20000
 #define MAXN		64
@@ -46,27 +47,6 @@ struct conn {
 	struct ibv_mr *mr;
 	unsigned char buf[MAXN * SLOT];
 };
-
-static int wait_event(struct conn *c, enum rdma_cm_event_type want,
-		      struct rdma_cm_id **id)
-{
-	struct rdma_cm_event *ev;
-	int ok;
-
-	if (rdma_get_cm_event(c->ch, &ev)) {
-		perror("inline-burst: rdma_get_cm_event");
-		return -1;
-	}
-	ok = ev->event == want && !ev->status;
-	if (!ok)
-		fprintf(stderr, "inline-burst: %s (status %d), wanted %s\n",
-			rdma_event_str(ev->event), ev->status,
-			rdma_event_str(want));
-	if (id)
-		*id = ev->id;
-	rdma_ack_cm_event(ev);
-	return ok ? 0 : -1;
-}
 
 static int setup_qp(struct conn *c, int n)
 {
@@ -132,7 +112,8 @@ static int server(struct conn *c, struct addrinfo *ai, int n)
 	}
 	printf("# listening\n");
 	fflush(stdout);
-	if (wait_event(c, RDMA_CM_EVENT_CONNECT_REQUEST, &c->id) ||
+	if (kiwi_cm_expect(c->ch, RDMA_CM_EVENT_CONNECT_REQUEST, -1,
+			   &c->id) ||
 	    setup_qp(c, n))
 		return 1;
 	for (i = 0; i < n; i++) {
@@ -149,7 +130,7 @@ static int server(struct conn *c, struct addrinfo *ai, int n)
 		}
 	}
 	if (rdma_accept(c->id, &cp) ||
-	    wait_event(c, RDMA_CM_EVENT_ESTABLISHED, NULL))
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ESTABLISHED, -1, NULL))
 		return 1;
 	got = poll_n(c, n, wcs);
 	ok(got == n, "%d inline Sends received, all successful (%d)", n, got);
@@ -183,11 +164,11 @@ static int client(struct conn *c, struct addrinfo *ai, int n)
 
 	if (rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP) ||
 	    rdma_resolve_addr(c->id, NULL, ai->ai_addr, TIMEOUT_MS) ||
-	    wait_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
 	    rdma_resolve_route(c->id, TIMEOUT_MS) ||
-	    wait_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) ||
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL) ||
 	    setup_qp(c, n) || rdma_connect(c->id, &cp) ||
-	    wait_event(c, RDMA_CM_EVENT_ESTABLISHED, NULL))
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ESTABLISHED, -1, NULL))
 		return 1;
 	memset(wr, 0, sizeof(wr));
 	for (i = 0; i < n; i++) {
@@ -212,7 +193,8 @@ static int client(struct conn *c, struct addrinfo *ai, int n)
 		return 1;
 	}
 	printf("# %d inline Sends completed\n", n);
-	return wait_event(c, RDMA_CM_EVENT_DISCONNECTED, NULL) ? 1 : 0;
+	return kiwi_cm_expect(c->ch, RDMA_CM_EVENT_DISCONNECTED, -1,
+			      NULL) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -27,47 +27,10 @@
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
+#include "common.h"
+
 #define NRECV	8
 #define BUFSZ	4096
-
-static long long now_ms(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static struct rdma_cm_event *next_event(struct rdma_event_channel *ch,
-					int ms)
-{
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *ev;
-
-	if (poll(&p, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
-		return NULL;
-	return ev;
-}
-
-/* wait for an event of TYPE; any other is an error */
-static struct rdma_cm_event *want(struct rdma_event_channel *ch,
-				  enum rdma_cm_event_type type)
-{
-	struct rdma_cm_event *ev = next_event(ch, 30000);
-
-	if (!ev) {
-		fprintf(stderr, "no %s\n", rdma_event_str(type));
-		return NULL;
-	}
-	if (ev->event != type) {
-		fprintf(stderr, "%s instead of %s (status %d)\n",
-			rdma_event_str(ev->event), rdma_event_str(type),
-			ev->status);
-		rdma_ack_cm_event(ev);
-		return NULL;
-	}
-	return ev;
-}
 
 int main(int argc, char **argv)
 {
@@ -109,27 +72,21 @@ int main(int argc, char **argv)
 			perror("listen");
 			return 1;
 		}
-		ev = want(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
-		if (!ev)
+		if (kiwi_cm_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 30000,
+				   &id))
 			return 1;
-		id = ev->id;
-		rdma_ack_cm_event(ev);
 	} else {
 		if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
 		    rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000)) {
 			perror("resolve");
 			return 1;
 		}
-		ev = want(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
-		if (!ev)
+		if (kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 30000, NULL))
 			return 1;
-		rdma_ack_cm_event(ev);
 		if (rdma_resolve_route(id, 5000))
 			return 1;
-		ev = want(ch, RDMA_CM_EVENT_ROUTE_RESOLVED);
-		if (!ev)
+		if (kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 30000, NULL))
 			return 1;
-		rdma_ack_cm_event(ev);
 	}
 
 	buf = calloc(NRECV + 1, BUFSZ);
@@ -160,18 +117,16 @@ int main(int argc, char **argv)
 		perror("accept/connect");
 		return 1;
 	}
-	ev = want(ch, RDMA_CM_EVENT_ESTABLISHED);
-	if (!ev)
+	if (kiwi_cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, 30000, NULL))
 		return 1;
-	rdma_ack_cm_event(ev);
 	f = fopen(argv[4], "w");
 	if (!f)
 		return 1;
 	fclose(f);
 
 	/* told: the first sign of death; then the flushes of the receives */
-	end = now_ms(CLOCK_MONOTONIC) + seconds * 1000LL;
-	while (flushed < posted && now_ms(CLOCK_MONOTONIC) < end) {
+	end = kiwi_now_ms() + seconds * 1000LL;
+	while (flushed < posted && kiwi_now_ms() < end) {
 		while ((n = ibv_poll_cq(cq, 1, &wc)) > 0) {
 			if (wc.status == IBV_WC_SUCCESS) {
 				fprintf(stderr, "unexpected completion\n");
@@ -181,20 +136,20 @@ int main(int argc, char **argv)
 				snprintf(howbuf, sizeof(howbuf), "wc:%s",
 					 ibv_wc_status_str(wc.status));
 				how = howbuf;
-				told = now_ms(CLOCK_REALTIME);
+				told = kiwi_clock_ms(CLOCK_REALTIME);
 			}
 			if (wc.wr_id < NRECV && wc.status == IBV_WC_WR_FLUSH_ERR)
 				flushed++;
 		}
 		if (n < 0)
 			return 1;
-		ev = next_event(ch, 20);
+		ev = kiwi_cm_next(ch, 20);
 		if (ev) {
 			if (!how) {
 				snprintf(howbuf, sizeof(howbuf), "cm:%s",
 					 rdma_event_str(ev->event));
 				how = howbuf;
-				told = now_ms(CLOCK_REALTIME);
+				told = kiwi_clock_ms(CLOCK_REALTIME);
 			}
 			rdma_ack_cm_event(ev);
 		}

@@ -43,6 +43,7 @@
 
 #include "kiwi-tap.h"
 #include "kiwi-objects.h"
+#include "common.h"
 
 #define MAX_MRS		16
 #define T_CM		20000	/* ms for connection management steps */
@@ -58,14 +59,6 @@ static const char *tests = "all";
 static int port = 20886;
 static bool peer_siw;
 static bool long_sizes;
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 static bool want(const char *group)
 {
@@ -328,18 +321,18 @@ static void pump(int ms)
 
 static bool wait_flag(const bool *flag, const int *failed, int ms)
 {
-	long end = now_ms() + ms;
+	long long end = kiwi_now_ms() + ms;
 
-	while (!*flag && !(failed && *failed) && now_ms() < end)
+	while (!*flag && !(failed && *failed) && kiwi_now_ms() < end)
 		pump(50);
 	return *flag;
 }
 
 static bool wait_async(struct side *s, enum ibv_event_type t, int ms)
 {
-	long end = now_ms() + ms;
+	long long end = kiwi_now_ms() + ms;
 
-	while (!s->ev[t] && now_ms() < end)
+	while (!s->ev[t] && kiwi_now_ms() < end)
 		pump(50);
 	return s->ev[t] > 0;
 }
@@ -655,22 +648,15 @@ static struct ibv_sge sge(struct ibv_mr *mr, void *addr, uint32_t len)
 	return s;
 }
 
+/* Between empty polls, the connection manager's and the devices' events. */
+static void pump1(void)
+{
+	pump(1);
+}
+
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 {
-	long end = now_ms() + ms;
-	int got = 0, r;
-
-	while (got < n) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return got;
-		got += r;
-		if (got == n || now_ms() > end)
-			break;
-		if (!r)
-			pump(1);
-	}
-	return got;
+	return kiwi_poll_cq_n(cq, wc, n, ms, pump1);
 }
 
 /* nothing more on cq within ms */
@@ -1417,7 +1403,7 @@ static void t_ringfuzz(void)
 {
 	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
 	uint64_t x = fuzz_seed * 0x9e3779b97f4a7c15ULL | 1;
-	long end = now_ms() + fuzz_secs * 1000L;
+	long long end = kiwi_now_ms() + fuzz_secs * 1000L;
 	unsigned long pokes = 0, posts = 0, wcs = 0, conns = 0;
 	struct ibv_mr *cmr = NULL, *smr = NULL;
 	struct fuzz_map maps[32];
@@ -1426,7 +1412,7 @@ static void t_ringfuzz(void)
 	int nmaps = 0, i, r;
 
 	diag("ringfuzz: seed %lu, %d s", fuzz_seed, fuzz_secs);
-	while (cbuf && sbuf && now_ms() < end) {
+	while (cbuf && sbuf && kiwi_now_ms() < end) {
 		if (!cli.qp || (conns && (qp_state(cli.qp) == IBV_QPS_ERR ||
 					  qp_state(srv.qp) == IBV_QPS_ERR ||
 					  cli.disconnected || srv.disconnected ||
@@ -1487,7 +1473,7 @@ static void t_ringfuzz(void)
 		if (posts % 64 == 0)
 			pump(0);
 	}
-	ok(conns > 0 && now_ms() >= end,
+	ok(conns > 0 && kiwi_now_ms() >= end,
 	   "ringfuzz: %d s of posting and polling with %lu writes to the rings: %lu posts, %lu completions polled, %lu connections",
 	   fuzz_secs, pokes, posts, wcs, conns);
 	conn_close();
@@ -1788,7 +1774,7 @@ static void t_large(void)
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		IBV_ACCESS_REMOTE_READ;
 	unsigned int k;
-	long t0;
+	long long t0;
 
 	if (!cbuf || !sbuf || !conn_open(&qp_default))
 		goto out;
@@ -1802,7 +1788,7 @@ static void t_large(void)
 		char name[64];
 
 		snprintf(name, sizeof(name), "%zu bytes", n);
-		t0 = now_ms();
+		t0 = kiwi_now_ms();
 		/* Send */
 		fill(cbuf + co, n, 40 + k);
 		memset(sbuf, 0, len);
@@ -1839,8 +1825,8 @@ static void t_large(void)
 		ok(diff_at(cbuf + co, sbuf + so, n) < 0 && !cbuf[co + n] &&
 		   (!co || !cbuf[co - 1]),
 		   "Read of %s: bytes compared, nothing beyond", name);
-		diag("%s: Send, Write, Read in %ld ms", name,
-		     now_ms() - t0);
+		diag("%s: Send, Write, Read in %lld ms", name,
+		     kiwi_now_ms() - t0);
 	}
 	ok(cq_quiet(cli.scq, 100) && cq_quiet(srv.rcq, 100),
 	   "large messages: nothing else completes");
@@ -2125,8 +2111,8 @@ static void t_kill_sender(void)
 	if (!accept_child_kmr(pid, what, K_RECVS, kill_recv_setup))
 		goto out;
 	/* take 8 Sends, reposting, then kill the child mid-stream */
-	end = now_ms() + T_BIG;
-	while (got < 8 && now_ms() < end) {
+	end = kiwi_now_ms() + T_BIG;
+	while (got < 8 && kiwi_now_ms() < end) {
 		n = ibv_poll_cq(srv.rcq, 16, wc);
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
@@ -2148,8 +2134,8 @@ static void t_kill_sender(void)
 	ok(wait_flag(&srv.disconnected, NULL, T_CM),
 	   "%s: RDMA_CM_EVENT_DISCONNECTED at the survivor", what);
 	/* every receive still posted completes: taken or flushed */
-	end = now_ms() + T_WC;
-	while (got + flushed + other < posted && now_ms() < end) {
+	end = kiwi_now_ms() + T_WC;
+	while (got + flushed + other < posted && kiwi_now_ms() < end) {
 		n = ibv_poll_cq(srv.rcq, 16, wc);
 		for (i = 0; i < n; i++) {
 			if (wc[i].status == IBV_WC_SUCCESS)
@@ -2191,8 +2177,8 @@ static void t_kill_reader(void)
 	if (!accept_child_kmr(pid, what, 4, kill_read_setup))
 		goto out;
 	/* let Reads of 1 MiB stream (a few hundred ms of them), then kill */
-	end = now_ms() + 1500;
-	while (now_ms() < end && !srv.disconnected)
+	end = kiwi_now_ms() + 1500;
+	while (kiwi_now_ms() < end && !srv.disconnected)
 		pump(10);
 	ok(!srv.disconnected, "%s: the child still reads after 1.5 s", what);
 	kill(pid, SIGKILL);
@@ -2238,8 +2224,8 @@ static void t_kill_receiver(bool reads)
 	mr = side_reg(&srv, kbuf, 2 * MIB, IBV_ACCESS_LOCAL_WRITE);
 	if (!mr)
 		goto out;
-	end = now_ms() + T_BIG;
-	while (done < 8 && now_ms() < end && !other) {
+	end = kiwi_now_ms() + T_BIG;
+	while (done < 8 && kiwi_now_ms() < end && !other) {
 		while (posted - done - flushed - other < 16) {
 			bool w = id % 2;
 			enum ibv_wr_opcode op = reads ? IBV_WR_RDMA_READ :
@@ -2272,8 +2258,8 @@ static void t_kill_receiver(bool reads)
 	 * with a Terminate, and the oldest WR still outstanding here
 	 * completes with IBV_WC_REM_ACCESS_ERR.
 	 */
-	end = now_ms() + T_WC;
-	while (done + flushed + acc + other < posted && now_ms() < end) {
+	end = kiwi_now_ms() + T_WC;
+	while (done + flushed + acc + other < posted && kiwi_now_ms() < end) {
 		n = ibv_poll_cq(srv.scq, 16, wc);
 		for (i = 0; i < n; i++) {
 			if (wc[i].status == IBV_WC_SUCCESS)
