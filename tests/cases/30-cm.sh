@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# timeout: 600
+# timeout: 900
 #
 # kiwi's connection management as a user sees it: the MPA policy knobs
 # (module parameters and per-device sysfs files), listeners on a specific
