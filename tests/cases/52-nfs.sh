@@ -48,7 +48,10 @@ elif [ "$full" = 1 ]; then
 	pairs="siw:siw:3 siw:siw:4.2 kiwi:kiwi:3 kiwi:kiwi:4.2
 	       kiwi:siw:3 kiwi:siw:4.2 siw:kiwi:3 siw:kiwi:4.2"
 else
-	pairs="kiwi:kiwi:3 kiwi:kiwi:4.2 kiwi:siw:3 siw:kiwi:4.2"
+	# two pairings keep the default run's share near 5 minutes: kiwi on
+	# both ends (NFSv3, whose first NFSACL call once hung) and kiwi
+	# against siw (NFSv4.2); the rest is under KIWI_FULL
+	pairs="kiwi:kiwi:3 siw:kiwi:4.2"
 fi
 
 # listen_fail HOW: see KIWI_NFS_LISTEN_FAIL above.
