@@ -9,14 +9,18 @@
 # QPs with KIWI_FULL=1, which the issue measured failing with "Address
 # already in use"), then connect/disconnect cycles from several processes
 # at once (4 processes x 2 rounds of 10 connections; 4 x 125 rounds, 5,000
-# connections, with KIWI_FULL=1; KIWI_LOAD_ROUNDS overrides).  Measured:
-# the memory left over is the same after 200 and after 1,000 cycled
-# connections (2.1 and 2.0 MiB of caches), so it is not per connection.  Afterwards kiwi's object counts are
-# zero and the kernel's unreclaimable slab and vmalloc use are back within
-# 4 MiB of where they started.
+# connections, with KIWI_FULL=1; KIWI_LOAD_ROUNDS overrides), then the
+# same with tests/verbs/cm-cycle, one listener and no process starts
+# (4 processes x 25 cycles; 4 x 25,000, 100,000 connections, with
+# KIWI_FULL=1; KIWI_LOAD_CYCLES overrides).  Measured: the memory left
+# over is the same after 200 and after 1,000 cycled connections (2.1 and
+# 2.0 MiB of caches), so it is not per connection.  Afterwards kiwi's
+# object counts are zero and the kernel's unreclaimable slab and vmalloc
+# use are back within 4 MiB of where they started.
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwiload
+cyc=$KIWI_ROOT/tests/verbs/build/cm-cycle
 tmp=$(mktemp -d)
 
 cleanup() {
@@ -61,6 +65,30 @@ ucm() {
 		{ tail -n 3 "$tmp/uc.$tag" "$tmp/us.$tag"; return 1; }
 }
 
+# cm_cycles PROCS N: one cm-cycle server (namespace) taking PROCS x N
+# connections, PROCS cm-cycle clients of N cycles each at once; all must
+# report every cycle done
+cm_cycles() {
+	local procs=$1 n=$2 port=21300 sp p pids="" rc=0
+	ip netns exec $ns timeout 7200 "$cyc" server 198.18.0.2 $port \
+		$((procs * n)) > "$tmp/cs" 2>&1 &
+	sp=$!
+	wait_for 60 tcp_listening $ns $port || { kill $sp; cat "$tmp/cs"; return 1; }
+	for p in $(seq "$procs"); do
+		timeout 7200 "$cyc" client 198.18.0.2 $port "$n" \
+			> "$tmp/cc.$p" 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do
+		wait "$p" || rc=1
+	done
+	# a client that gave up leaves the server waiting for its share
+	[ $rc -eq 0 ] || kill $sp 2>/dev/null
+	wait $sp || rc=1
+	[ $rc -eq 0 ] || cat "$tmp/cs" "$tmp"/cc.*
+	return $rc
+}
+
 # cycles PROCS ROUNDS: PROCS processes at once, each ROUNDS ucmatose runs
 # of 10 connections against its own server
 cycles() {
@@ -103,6 +131,19 @@ t0=$SECONDS
 tap_check "connect/disconnect cycles: 4 processes x $rounds rounds of 10" \
 	cycles 4 $rounds
 tap_diag "$((4 * rounds * 10)) connections in $((SECONDS - t0)) s"
+
+# The same without ucmatose's process starts: 4 x 25 cycles by default,
+# 4 x 25,000 (100,000) with KIWI_FULL=1; KIWI_LOAD_CYCLES overrides N.
+if [ -n "${KIWI_FULL:-}" ]; then
+	ncyc=${KIWI_LOAD_CYCLES:-25000}
+else
+	ncyc=${KIWI_LOAD_CYCLES:-25}
+fi
+t0=$SECONDS
+tap_check "cm-cycle: 4 processes x $ncyc connect/disconnect cycles" \
+	cm_cycles 4 "$ncyc"
+tap_diag "$((4 * ncyc)) cm-cycle connections in $((SECONDS - t0)) s"
+tap_diag "$(grep -h "^server: accepted\|^client:" "$tmp/cs" "$tmp"/cc.*)"
 
 cleanup
 tap_check "object counts back to zero" wait_for 30 kiwi_counts_zero

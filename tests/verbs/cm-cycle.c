@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Connect/disconnect cycles through rdma_cm, as fast as the stack allows
+ * (tests/cases/38-load.sh).  ucmatose pays a process start and a listener
+ * per ten connections, which caps a TCG guest near 6 connections a second;
+ * this keeps one listener and one event channel per process, so the cost
+ * measured is the connection's own.
+ *
+ *   cm-cycle server ADDR PORT TOTAL
+ *	accepts connections, each with a QP, until TOTAL have come and gone
+ *	(DISCONNECTED, QP and cm_id destroyed); prints
+ *	"server: accepted A established E closed C errors X" and exits 0 iff
+ *	every connection was accepted, established and closed without error.
+ *   cm-cycle client ADDR PORT CYCLES
+ *	CYCLES times: resolve address and route, create a QP, connect, wait
+ *	for ESTABLISHED, disconnect, wait for DISCONNECTED, destroy; prints
+ *	"client: cycles N failed F in MS ms" and exits 0 iff none failed.
+ *
+ * Every wait has a time limit (30 s), so a lost event is a failure, not a
+ * hang.  Ten failures in a row end the run.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <rdma/rdma_cma.h>
+
+#include "common.h"
+
+#define WAIT_MS		30000
+#define RESOLVE_MS	5000
+
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_context *pd_ctx;
+
+static struct rdma_conn_param conn_param = {
+	.initiator_depth = 1,
+	.responder_resources = 1,
+};
+
+/* One PD and CQ per process: librdmacm shares a device's context. */
+static int qp_make(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	if (!pd) {
+		pd_ctx = id->verbs;
+		pd = ibv_alloc_pd(id->verbs);
+		cq = pd ? ibv_create_cq(id->verbs, 16, NULL, NULL, 0) : NULL;
+		if (!cq) {
+			perror("cm-cycle: PD or CQ");
+			return -1;
+		}
+	}
+	if (id->verbs != pd_ctx) {
+		fprintf(stderr, "cm-cycle: a second device context\n");
+		return -1;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	if (rdma_create_qp(id, pd, &qa)) {
+		perror("cm-cycle: rdma_create_qp");
+		return -1;
+	}
+	return 0;
+}
+
+static void drop(struct rdma_cm_id *id)
+{
+	if (id->qp)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
+		  long total)
+{
+	long accepted = 0, established = 0, closed = 0, errors = 0;
+	struct rdma_cm_id *lid, *id;
+	struct rdma_cm_event *ev;
+	enum rdma_cm_event_type type;
+	int status;
+
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, (struct sockaddr *)sa) ||
+	    rdma_listen(lid, 1024)) {
+		perror("cm-cycle server: listen");
+		return 1;
+	}
+	printf("server: listening\n");
+	fflush(stdout);
+	while (!stop && closed + errors < total) {
+		ev = kiwi_cm_next(ch, 1000);
+		if (!ev)
+			continue;
+		id = ev->id;
+		type = ev->event;
+		status = ev->status;
+		rdma_ack_cm_event(ev);
+		switch (type) {
+		case RDMA_CM_EVENT_CONNECT_REQUEST:
+			if (qp_make(id) || rdma_accept(id, &conn_param)) {
+				fprintf(stderr, "cm-cycle server: accept: %s\n",
+					strerror(errno));
+				rdma_reject(id, NULL, 0);
+				drop(id);
+				errors++;
+				break;
+			}
+			accepted++;
+			break;
+		case RDMA_CM_EVENT_ESTABLISHED:
+			established++;
+			break;
+		case RDMA_CM_EVENT_DISCONNECTED:
+			drop(id);
+			closed++;
+			break;
+		default:
+			fprintf(stderr, "cm-cycle server: %s (status %d)\n",
+				rdma_event_str(type), status);
+			if (id != lid) {
+				drop(id);
+				errors++;
+			}
+			break;
+		}
+	}
+	printf("server: accepted %ld established %ld closed %ld errors %ld\n",
+	       accepted, established, closed, errors);
+	rdma_destroy_id(lid);
+	return !(accepted == total && established == total &&
+		 closed == total && !errors);
+}
+
+/* where a cycle's time goes: ms summed over the cycles, per step */
+enum { T_RESOLVE, T_QP, T_CONNECT, T_DISCONNECT, T_DESTROY, T_N };
+static const char *const t_name[T_N] = {
+	"resolve", "qp", "connect", "disconnect", "destroy"
+};
+static long long t_sum[T_N];
+static long long t_mark;
+
+static void lap(int step)
+{
+	long long now = kiwi_now_ms();
+
+	t_sum[step] += now - t_mark;
+	t_mark = now;
+}
+
+/* One cycle; the step that failed on stderr. */
+static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
+{
+	struct rdma_cm_id *id;
+	const char *step;
+
+	t_mark = kiwi_now_ms();
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		perror("cm-cycle client: rdma_create_id");
+		return -1;
+	}
+	step = "resolve address";
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)sa, RESOLVE_MS) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS, NULL))
+		goto fail;
+	step = "resolve route";
+	if (rdma_resolve_route(id, RESOLVE_MS) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS, NULL))
+		goto fail;
+	lap(T_RESOLVE);
+	step = "create a QP";
+	if (qp_make(id))
+		goto fail;
+	lap(T_QP);
+	step = "connect";
+	if (rdma_connect(id, &conn_param) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, NULL))
+		goto fail;
+	lap(T_CONNECT);
+	step = "disconnect";
+	if (rdma_disconnect(id) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS, NULL))
+		goto fail;
+	lap(T_DISCONNECT);
+	drop(id);
+	lap(T_DESTROY);
+	return 0;
+fail:
+	fprintf(stderr, "cm-cycle client: %s failed (%s)\n", step,
+		strerror(errno));
+	drop(id);
+	return -1;
+}
+
+static int client(struct rdma_event_channel *ch, struct sockaddr_in *sa,
+		  long cycles)
+{
+	long n, failed = 0, in_row = 0;
+	long long t0 = kiwi_now_ms();
+	int i;
+
+	for (n = 0; n < cycles && !stop && in_row < 10; n++) {
+		if (cycle(ch, sa)) {
+			failed++;
+			in_row++;
+		} else {
+			in_row = 0;
+		}
+	}
+	printf("client: cycles %ld failed %ld in %lld ms\n", n, failed,
+	       kiwi_now_ms() - t0);
+	printf("client: mean ms per cycle:");
+	for (i = 0; i < T_N; i++)
+		printf(" %s %.2f", t_name[i], n ? (double)t_sum[i] / n : 0.0);
+	printf("\n");
+	return !(n == cycles && !failed);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct rdma_event_channel *ch;
+	long count;
+	int rc;
+
+	if (argc != 5 || inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 ||
+	    (count = atol(argv[4])) <= 0) {
+		fprintf(stderr, "usage: cm-cycle server|client ADDR PORT COUNT\n");
+		return 2;
+	}
+	sa.sin_port = htons(atoi(argv[3]));
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	ch = rdma_create_event_channel();
+	if (!ch) {
+		perror("cm-cycle: rdma_create_event_channel");
+		return 1;
+	}
+	if (!strcmp(argv[1], "server"))
+		rc = server(ch, &sa, count);
+	else if (!strcmp(argv[1], "client"))
+		rc = client(ch, &sa, count);
+	else
+		rc = 2;
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	rdma_destroy_event_channel(ch);
+	return rc;
+}
