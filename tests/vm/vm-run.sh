@@ -121,6 +121,24 @@ fi
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
 cmdline+=" slub_debug=FZPU nokaslr mitigations=off"
 cmdline+=" tsc=reliable no_timer_check"
+# TCG's guest TSC ticks at the host's TSC rate.  The guest measures it at
+# boot against the PIT, and a busy host can make that read 45 times too
+# low (seen: 46.5 MHz for 2096), so that the guest clock runs 45 times
+# fast and every timeout fires early.  Tell it the host's rate instead; the
+# kernel still refines it against HPET and keeps the refinement if within
+# 1 %.
+host_tsc_khz() {
+	local mhz
+	mhz=$(dmesg 2>/dev/null | sed -n \
+		-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' \
+		-e 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' | tail -n 1)
+	[ -n "$mhz" ] || grep -qw constant_tsc /proc/cpuinfo &&
+		mhz=${mhz:-$(sed -n 's/^cpu MHz[[:space:]]*: \([0-9.]*\)$/\1/p' \
+			/proc/cpuinfo | head -n 1)}
+	[ -n "$mhz" ] && awk -v m="$mhz" 'BEGIN { printf "%d", m * 1000 }'
+}
+tsc_khz=${KIWI_VM_TSC_KHZ:-$(host_tsc_khz)}
+[ -n "$tsc_khz" ] && cmdline+=" tsc_early_khz=$tsc_khz"
 cmdline+=" kiwivm.root=$root kiwivm.run=$run"
 [ -n "$vmroot" ] && cmdline+=" kiwivm.overlay=1"
 
