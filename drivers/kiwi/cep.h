@@ -48,8 +48,7 @@ enum kiwi_cep_state {
 struct kiwi_cm_dev {
 	struct list_head entry;		/* kiwi_cm_devs */
 	struct kiwi_dev *kdev;
-	struct kiwi_mpa_policy pol;
-	unsigned int llp[KIWI_LLP_MAX];	/* READ_ONCE/WRITE_ONCE */
+	struct kiwi_cm_knobs knobs;
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
