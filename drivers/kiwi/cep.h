@@ -133,6 +133,7 @@ extern atomic64_t kiwi_cm_req_timeouts;
 struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev);
 void kiwi_cep_stop_timer(struct kiwi_cep *cep);
 void kiwi_cep_finish(struct kiwi_cep *cep);
+void kiwi_cep_drop_conn(struct kiwi_cep *cep);
 void kiwi_cep_start_timer(struct kiwi_cep *cep);
 void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort);
 int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
