@@ -260,32 +260,11 @@ static bool kiwi_netdev_ok(struct net_device *ndev)
 	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
 }
 
-static int kiwi_newlink(const char *name, struct net_device *ndev)
+/* A new device's fields and what ib_core reads of it, before registration. */
+static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 {
-	struct ib_device *other;
-	struct kiwi_dev *kdev;
-	struct ib_device *ibdev;
-	bool gone;
-	int rv;
+	struct ib_device *ibdev = &kdev->ibdev;
 
-	if (!kiwi_netdev_ok(ndev))
-		return -EOPNOTSUPP;
-
-	mutex_lock(&kiwi_link_mutex);
-	other = ib_device_get_by_netdev(ndev, KIWI_DRIVER_ID);
-	if (other) {
-		ib_device_put(other);
-		rv = -EEXIST;
-		goto out;
-	}
-
-	kdev = ib_alloc_device(kiwi_dev, ibdev);
-	if (!kdev) {
-		rv = -ENOMEM;
-		goto out;
-	}
-	kiwi_obj_inc(KIWI_OBJ_DEVICE);
-	ibdev = &kdev->ibdev;
 	kdev->netdev = ndev;
 	spin_lock_init(&kdev->lock);
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
@@ -313,6 +292,35 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	/* iwpmd maps our ports only when asked (port_map, device.c) */
 	ibdev->iw_driver_flags = kiwi_port_map ? 0 : IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+}
+
+static int kiwi_newlink(const char *name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct kiwi_dev *kdev;
+	struct ib_device *ibdev;
+	bool gone;
+	int rv;
+
+	if (!kiwi_netdev_ok(ndev))
+		return -EOPNOTSUPP;
+
+	mutex_lock(&kiwi_link_mutex);
+	other = ib_device_get_by_netdev(ndev, KIWI_DRIVER_ID);
+	if (other) {
+		ib_device_put(other);
+		rv = -EEXIST;
+		goto out;
+	}
+
+	kdev = ib_alloc_device(kiwi_dev, ibdev);
+	if (!kdev) {
+		rv = -ENOMEM;
+		goto out;
+	}
+	kiwi_obj_inc(KIWI_OBJ_DEVICE);
+	ibdev = &kdev->ibdev;
+	kiwi_dev_init(kdev, ndev);
 	kdev->stats = alloc_percpu(struct kiwi_stats);
 	if (!kdev->stats) {
 		rv = -ENOMEM;
