@@ -48,8 +48,7 @@ enum kiwi_cep_state {
 struct kiwi_cm_dev {
 	struct list_head entry;		/* kiwi_cm_devs */
 	struct kiwi_dev *kdev;
-	struct kiwi_mpa_policy pol;
-	unsigned int llp[KIWI_LLP_MAX];	/* READ_ONCE/WRITE_ONCE */
+	struct kiwi_cm_knobs knobs;
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
@@ -134,6 +133,7 @@ extern atomic64_t kiwi_cm_req_timeouts;
 struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev);
 void kiwi_cep_stop_timer(struct kiwi_cep *cep);
 void kiwi_cep_finish(struct kiwi_cep *cep);
+void kiwi_cep_drop_conn(struct kiwi_cep *cep);
 void kiwi_cep_start_timer(struct kiwi_cep *cep);
 void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort);
 int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,

@@ -154,6 +154,20 @@ void kiwi_cep_finish(struct kiwi_cep *cep)
 	kiwi_cep_put(cep);	/* the caller holds its own reference */
 }
 
+/*
+ * Under cep->mutex, iw_cm told of the connection's end: drop its cm_id
+ * and QP references and end the endpoint.
+ */
+void kiwi_cep_drop_conn(struct kiwi_cep *cep)
+{
+	cep->cm_id->rem_ref(cep->cm_id);
+	cep->cm_id = NULL;
+	WRITE_ONCE(cep->ulp_id, NULL);
+	kiwi_qp_put(cep->qp);
+	cep->qp = NULL;
+	kiwi_cep_finish(cep);
+}
+
 /* Under cep->mutex: connect_timeout_ms from now, kiwi_cep_close_timeout. */
 void kiwi_cep_start_timer(struct kiwi_cep *cep)
 {
@@ -242,12 +256,7 @@ static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 	kiwi_cep_release_sock(cep, abort);
 	kiwi_cep_stop_timer(cep);
 	kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CLOSE, 0, NULL, 0);
-	cep->cm_id->rem_ref(cep->cm_id);
-	cep->cm_id = NULL;
-	WRITE_ONCE(cep->ulp_id, NULL);
-	kiwi_qp_put(cep->qp);
-	cep->qp = NULL;
-	kiwi_cep_finish(cep);
+	kiwi_cep_drop_conn(cep);
 }
 
 /* ---- disconnect: reports from the engines and requests from modify_qp ---- */

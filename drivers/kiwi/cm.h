@@ -13,47 +13,40 @@
 #include "kiwi.h"
 #include "conn.h"
 
-/* The MPA policy knobs, named as the module parameters and sysfs files. */
-enum kiwi_pol {
+/*
+ * The connection knobs, each named as its module parameter (the default a
+ * device copies when it is created) and its per-device sysfs file: the
+ * MPA policy, then how soon a connection whose peer or path died is
+ * declared dead (set on each connection's TCP socket when it enters RDMA
+ * mode, cm.md).
+ */
+enum kiwi_cm_knob {
 	KIWI_POL_CRC,		/* mpa_crc: enum kiwi_mpa_crc */
 	KIWI_POL_REV,		/* mpa_rev: 1 or 2 */
 	KIWI_POL_P2P,		/* mpa_p2p: 0 or 1 */
 	KIWI_POL_RTR,		/* mpa_rtr: one KIWI_RTR_* bit */
 	KIWI_POL_MARKERS,	/* mpa_markers: 0 or 1 */
-	KIWI_POL_MAX
-};
-
-struct kiwi_mpa_policy {
-	u8 v[KIWI_POL_MAX];	/* READ_ONCE/WRITE_ONCE: sysfs races connects */
-};
-
-/*
- * How soon a connection whose peer or path died is declared dead, set on
- * each connection's TCP socket when it enters RDMA mode (cm.md).
- */
-enum kiwi_llp_knob {
 	KIWI_LLP_USER_TIMEOUT,	/* tcp_user_timeout_ms: TCP_USER_TIMEOUT */
 	KIWI_LLP_KEEPALIVE,	/* tcp_keepalive_s: idle time, 0 = off */
-	KIWI_LLP_MAX
+	KIWI_KNOB_MAX
 };
 
-/* module parameters (main.c) feed these; devices copy them at creation */
-int kiwi_policy_set_default(enum kiwi_pol pol, const char *val);
-int kiwi_policy_get_default(enum kiwi_pol pol, char *buf);
-int kiwi_llp_set_default(enum kiwi_llp_knob k, const char *val);
-unsigned int kiwi_llp_get_default(enum kiwi_llp_knob k);
+/* READ_ONCE/WRITE_ONCE: sysfs races connects */
+struct kiwi_cm_knobs {
+	unsigned int v[KIWI_KNOB_MAX];
+};
+
+/* module parameters (main.c) set the defaults */
+int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val);
+int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf);
 int kiwi_cm_set_timeout(const char *val);
 unsigned int kiwi_cm_get_timeout(void);
 
 /* per-device sysfs attributes (device.c) */
-ssize_t kiwi_cm_policy_show(struct kiwi_dev *kdev, enum kiwi_pol pol,
-			    char *buf);
-ssize_t kiwi_cm_policy_store(struct kiwi_dev *kdev, enum kiwi_pol pol,
-			     const char *buf, size_t count);
-ssize_t kiwi_cm_llp_show(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
-			 char *buf);
-ssize_t kiwi_cm_llp_store(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
-			  const char *buf, size_t count);
+ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
+			  char *buf);
+ssize_t kiwi_cm_knob_store(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
+			   const char *buf, size_t count);
 
 /* module and device lifetime (main.c, device.c) */
 int kiwi_cm_init(void);

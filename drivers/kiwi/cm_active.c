@@ -168,12 +168,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 				pd, pd_len);
 		/* an RST frees a peer that never answered */
 		kiwi_cep_release_sock(cep, rv == -ETIMEDOUT);
-		cep->cm_id->rem_ref(cep->cm_id);
-		cep->cm_id = NULL;
-		WRITE_ONCE(cep->ulp_id, NULL);
-		kiwi_qp_put(cep->qp);
-		cep->qp = NULL;
-		kiwi_cep_finish(cep);
+		kiwi_cep_drop_conn(cep);
 	} else {
 		cep->state = KIWI_CEP_ESTABLISHED;
 		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,

@@ -16,7 +16,7 @@
 static LIST_HEAD(kiwi_cm_devs);
 static DEFINE_MUTEX(kiwi_cm_devs_mutex);
 
-/* ---- policy ---- */
+/* ---- knobs ---- */
 
 struct kiwi_pol_name {
 	const char *name;
@@ -45,50 +45,64 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 	{ }
 };
 
-static const struct kiwi_pol_name *const kiwi_pol_names[KIWI_POL_MAX] = {
-	[KIWI_POL_CRC] = kiwi_pol_crc,
-	[KIWI_POL_REV] = kiwi_pol_rev,
-	[KIWI_POL_P2P] = kiwi_pol_bool,
-	[KIWI_POL_RTR] = kiwi_pol_rtr,
-	[KIWI_POL_MARKERS] = kiwi_pol_bool,
+#define KIWI_TIMEOUT_MAX_MS	600000
+
+/* How each knob reads and writes: a name from a list, or a number up to max. */
+static const struct kiwi_knob {
+	const struct kiwi_pol_name *names;
+	unsigned int max;
+} kiwi_knobs[KIWI_KNOB_MAX] = {
+	[KIWI_POL_CRC] = { .names = kiwi_pol_crc },
+	[KIWI_POL_REV] = { .names = kiwi_pol_rev },
+	[KIWI_POL_P2P] = { .names = kiwi_pol_bool },
+	[KIWI_POL_RTR] = { .names = kiwi_pol_rtr },
+	[KIWI_POL_MARKERS] = { .names = kiwi_pol_bool },
+	[KIWI_LLP_USER_TIMEOUT] = { .max = KIWI_TIMEOUT_MAX_MS },
+	[KIWI_LLP_KEEPALIVE] = { .max = MAX_TCP_KEEPIDLE },
 };
 
-static struct kiwi_mpa_policy kiwi_pol_default = {
+static struct kiwi_cm_knobs kiwi_knob_default = {
 	.v = {
 		[KIWI_POL_CRC] = KIWI_MPA_CRC_OFF,
 		[KIWI_POL_REV] = 2,
 		[KIWI_POL_P2P] = 1,
 		[KIWI_POL_RTR] = KIWI_RTR_WRITE,
 		[KIWI_POL_MARKERS] = 0,
+		/*
+		 * Dead peer or path: unacknowledged data for 30 s, or an idle
+		 * connection whose keepalive probes (after 30 s, then three
+		 * 10 s apart) go unanswered, fails the connection.  TCP's own
+		 * default would take about 15 minutes and never notice an
+		 * idle one.
+		 */
+		[KIWI_LLP_USER_TIMEOUT] = 30000,
+		[KIWI_LLP_KEEPALIVE] = 30,
 	},
 };
 
 static unsigned int kiwi_connect_timeout_ms = 10000;
-#define KIWI_TIMEOUT_MAX_MS	600000
 
-/*
- * Dead peer or path: unacknowledged data for 30 s, or an idle connection
- * whose keepalive probes (after 30 s, then three 10 s apart) go
- * unanswered, fails the connection.  TCP's own default would take about
- * 15 minutes and never notice an idle one.
- */
-static unsigned int kiwi_llp_default[KIWI_LLP_MAX] = {
-	[KIWI_LLP_USER_TIMEOUT] = 30000,
-	[KIWI_LLP_KEEPALIVE] = 30,
-};
-
-static const unsigned int kiwi_llp_max[KIWI_LLP_MAX] = {
-	[KIWI_LLP_USER_TIMEOUT] = KIWI_TIMEOUT_MAX_MS,
-	[KIWI_LLP_KEEPALIVE] = MAX_TCP_KEEPIDLE,
-};
-
-static int kiwi_pol_parse(enum kiwi_pol pol, const char *val, u8 *out)
+/* Garbage or a name not in the list: EINVAL; a number too large: ERANGE. */
+static int kiwi_knob_parse(enum kiwi_cm_knob k, const char *val,
+			   unsigned int *out)
 {
 	const struct kiwi_pol_name *n;
+	unsigned int v;
+	int rv;
 
-	if (pol >= KIWI_POL_MAX || !val)
+	if (k >= KIWI_KNOB_MAX || !val)
 		return -EINVAL;
-	for (n = kiwi_pol_names[pol]; n->name; n++) {
+	n = kiwi_knobs[k].names;
+	if (!n) {
+		rv = kstrtouint(val, 0, &v);
+		if (rv)
+			return rv;
+		if (v > kiwi_knobs[k].max)
+			return -ERANGE;
+		*out = v;
+		return 0;
+	}
+	for (; n->name; n++) {
 		if (sysfs_streq(val, n->name)) {
 			*out = n->val;
 			return 0;
@@ -97,62 +111,32 @@ static int kiwi_pol_parse(enum kiwi_pol pol, const char *val, u8 *out)
 	return -EINVAL;
 }
 
-static const char *kiwi_pol_name(enum kiwi_pol pol, u8 v)
+/* A module parameter's buffer is a page too, as a sysfs file's. */
+static int kiwi_knob_format(enum kiwi_cm_knob k, unsigned int v, char *buf)
 {
-	const struct kiwi_pol_name *n;
+	const struct kiwi_pol_name *n = kiwi_knobs[k].names;
 
-	for (n = kiwi_pol_names[pol]; n->name; n++)
+	if (!n)
+		return scnprintf(buf, PAGE_SIZE, "%u\n", v);
+	for (; n->name; n++)
 		if (n->val == v)
-			return n->name;
-	return "?";
+			break;
+	return scnprintf(buf, PAGE_SIZE, "%s\n", n->name ?: "?");
 }
 
-int kiwi_policy_set_default(enum kiwi_pol pol, const char *val)
+int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val)
 {
-	u8 v;
-	int rv = kiwi_pol_parse(pol, val, &v);
+	unsigned int v;
+	int rv = kiwi_knob_parse(k, val, &v);
 
 	if (!rv)
-		WRITE_ONCE(kiwi_pol_default.v[pol], v);
+		WRITE_ONCE(kiwi_knob_default.v[k], v);
 	return rv;
 }
 
-int kiwi_policy_get_default(enum kiwi_pol pol, char *buf)
+int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf)
 {
-	return scnprintf(buf, PAGE_SIZE, "%s\n",
-			 kiwi_pol_name(pol, READ_ONCE(kiwi_pol_default.v[pol])));
-}
-
-static int kiwi_llp_parse(enum kiwi_llp_knob k, const char *val,
-			  unsigned int *out)
-{
-	unsigned int v;
-	int rv;
-
-	if (k >= KIWI_LLP_MAX || !val)
-		return -EINVAL;
-	rv = kstrtouint(val, 0, &v);
-	if (rv)
-		return rv;
-	if (v > kiwi_llp_max[k])
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-int kiwi_llp_set_default(enum kiwi_llp_knob k, const char *val)
-{
-	unsigned int v;
-	int rv = kiwi_llp_parse(k, val, &v);
-
-	if (!rv)
-		WRITE_ONCE(kiwi_llp_default[k], v);
-	return rv;
-}
-
-unsigned int kiwi_llp_get_default(enum kiwi_llp_knob k)
-{
-	return READ_ONCE(kiwi_llp_default[k]);
+	return kiwi_knob_format(k, READ_ONCE(kiwi_knob_default.v[k]), buf);
 }
 
 int kiwi_cm_set_timeout(const char *val)
@@ -197,8 +181,8 @@ struct kiwi_cm_dev *kiwi_cm_dev_get(struct kiwi_dev *kdev)
 	return cdev;
 }
 
-ssize_t kiwi_cm_policy_show(struct kiwi_dev *kdev, enum kiwi_pol pol,
-			    char *buf)
+ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
+			  char *buf)
 {
 	struct kiwi_cm_dev *cdev;
 	ssize_t rv = -ENODEV;
@@ -206,58 +190,25 @@ ssize_t kiwi_cm_policy_show(struct kiwi_dev *kdev, enum kiwi_pol pol,
 	mutex_lock(&kiwi_cm_devs_mutex);
 	cdev = kiwi_cm_dev_find(kdev);
 	if (cdev)
-		rv = sysfs_emit(buf, "%s\n",
-				kiwi_pol_name(pol, READ_ONCE(cdev->pol.v[pol])));
+		rv = kiwi_knob_format(k, READ_ONCE(cdev->knobs.v[k]), buf);
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return rv;
 }
 
-ssize_t kiwi_cm_policy_store(struct kiwi_dev *kdev, enum kiwi_pol pol,
-			     const char *buf, size_t count)
-{
-	struct kiwi_cm_dev *cdev;
-	int rv;
-	u8 v;
-
-	rv = kiwi_pol_parse(pol, buf, &v);
-	if (rv)
-		return rv;
-	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
-	if (cdev)
-		WRITE_ONCE(cdev->pol.v[pol], v);
-	mutex_unlock(&kiwi_cm_devs_mutex);
-	return cdev ? count : -ENODEV;
-}
-
-ssize_t kiwi_cm_llp_show(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
-			 char *buf)
-{
-	struct kiwi_cm_dev *cdev;
-	ssize_t rv = -ENODEV;
-
-	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
-	if (cdev)
-		rv = sysfs_emit(buf, "%u\n", READ_ONCE(cdev->llp[k]));
-	mutex_unlock(&kiwi_cm_devs_mutex);
-	return rv;
-}
-
-ssize_t kiwi_cm_llp_store(struct kiwi_dev *kdev, enum kiwi_llp_knob k,
-			  const char *buf, size_t count)
+ssize_t kiwi_cm_knob_store(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
+			   const char *buf, size_t count)
 {
 	struct kiwi_cm_dev *cdev;
 	unsigned int v;
 	int rv;
 
-	rv = kiwi_llp_parse(k, buf, &v);
+	rv = kiwi_knob_parse(k, buf, &v);
 	if (rv)
 		return rv;
 	mutex_lock(&kiwi_cm_devs_mutex);
 	cdev = kiwi_cm_dev_find(kdev);
 	if (cdev)
-		WRITE_ONCE(cdev->llp[k], v);
+		WRITE_ONCE(cdev->knobs.v[k], v);
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev ? count : -ENODEV;
 }
@@ -270,10 +221,8 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 	if (!cdev)
 		return -ENOMEM;
 	cdev->kdev = kdev;
-	for (i = 0; i < KIWI_POL_MAX; i++)
-		cdev->pol.v[i] = READ_ONCE(kiwi_pol_default.v[i]);
-	for (i = 0; i < KIWI_LLP_MAX; i++)
-		cdev->llp[i] = READ_ONCE(kiwi_llp_default[i]);
+	for (i = 0; i < KIWI_KNOB_MAX; i++)
+		cdev->knobs.v[i] = READ_ONCE(kiwi_knob_default.v[i]);
 	spin_lock_init(&cdev->lock);
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);
@@ -308,8 +257,8 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 void kiwi_cep_llp_opts(struct kiwi_cep *cep)
 {
 	struct sock *sk = cep->sock->sk;
-	unsigned int ut = READ_ONCE(cep->cdev->llp[KIWI_LLP_USER_TIMEOUT]);
-	unsigned int ka = READ_ONCE(cep->cdev->llp[KIWI_LLP_KEEPALIVE]);
+	unsigned int ut = READ_ONCE(cep->cdev->knobs.v[KIWI_LLP_USER_TIMEOUT]);
+	unsigned int ka = READ_ONCE(cep->cdev->knobs.v[KIWI_LLP_KEEPALIVE]);
 
 	tcp_sock_set_user_timeout(sk, ut);
 	if (!ka)
@@ -323,7 +272,7 @@ void kiwi_cep_llp_opts(struct kiwi_cep *cep)
 /* The policy as it is now: it applies to connections started from now on. */
 void kiwi_cep_cfg(struct kiwi_cep *cep, u16 ird, u16 ord)
 {
-	const struct kiwi_mpa_policy *p = &cep->cdev->pol;
+	const struct kiwi_cm_knobs *p = &cep->cdev->knobs;
 	struct kiwi_mpa_cfg *c = &cep->cfg;
 
 	c->rev = READ_ONCE(p->v[KIWI_POL_REV]);

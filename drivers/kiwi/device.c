@@ -362,73 +362,44 @@ u64 kiwi_ring_key(const struct kiwi_ring *r)
 }
 
 /*
- * Per-device MPA policy: one sysfs file per knob, named as the module
- * parameter that gives its default (cm_policy.c parses and stores).
+ * Per-device connection knobs: one sysfs file per knob, named as the
+ * module parameter that gives its default (cm_policy.c parses and stores).
  */
-static ssize_t kiwi_pol_show(struct device *dev, struct device_attribute *attr,
-			     char *buf);
-static ssize_t kiwi_pol_store(struct device *dev,
-			      struct device_attribute *attr, const char *buf,
-			      size_t count);
+static ssize_t kiwi_knob_show(struct device *dev,
+			      struct device_attribute *attr, char *buf);
+static ssize_t kiwi_knob_store(struct device *dev,
+			       struct device_attribute *attr, const char *buf,
+			       size_t count);
 
-static struct device_attribute kiwi_pol_attrs[KIWI_POL_MAX] = {
-	[KIWI_POL_CRC] = __ATTR(mpa_crc, 0644, kiwi_pol_show, kiwi_pol_store),
-	[KIWI_POL_REV] = __ATTR(mpa_rev, 0644, kiwi_pol_show, kiwi_pol_store),
-	[KIWI_POL_P2P] = __ATTR(mpa_p2p, 0644, kiwi_pol_show, kiwi_pol_store),
-	[KIWI_POL_RTR] = __ATTR(mpa_rtr, 0644, kiwi_pol_show, kiwi_pol_store),
-	[KIWI_POL_MARKERS] = __ATTR(mpa_markers, 0644, kiwi_pol_show,
-				    kiwi_pol_store),
+#define KIWI_KNOB_ATTR(name) __ATTR(name, 0644, kiwi_knob_show, kiwi_knob_store)
+
+static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX] = {
+	[KIWI_POL_CRC] = KIWI_KNOB_ATTR(mpa_crc),
+	[KIWI_POL_REV] = KIWI_KNOB_ATTR(mpa_rev),
+	[KIWI_POL_P2P] = KIWI_KNOB_ATTR(mpa_p2p),
+	[KIWI_POL_RTR] = KIWI_KNOB_ATTR(mpa_rtr),
+	[KIWI_POL_MARKERS] = KIWI_KNOB_ATTR(mpa_markers),
+	[KIWI_LLP_USER_TIMEOUT] = KIWI_KNOB_ATTR(tcp_user_timeout_ms),
+	[KIWI_LLP_KEEPALIVE] = KIWI_KNOB_ATTR(tcp_keepalive_s),
 };
 
-static ssize_t kiwi_pol_show(struct device *dev, struct device_attribute *attr,
-			     char *buf)
+static ssize_t kiwi_knob_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
 {
 	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
 							  ibdev);
 
-	return kiwi_cm_policy_show(kdev, attr - kiwi_pol_attrs, buf);
+	return kiwi_cm_knob_show(kdev, attr - kiwi_knob_attrs, buf);
 }
 
-static ssize_t kiwi_pol_store(struct device *dev,
-			      struct device_attribute *attr, const char *buf,
-			      size_t count)
+static ssize_t kiwi_knob_store(struct device *dev,
+			       struct device_attribute *attr, const char *buf,
+			       size_t count)
 {
 	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
 							  ibdev);
 
-	return kiwi_cm_policy_store(kdev, attr - kiwi_pol_attrs, buf, count);
-}
-
-static ssize_t kiwi_llp_show(struct device *dev, struct device_attribute *attr,
-			     char *buf);
-static ssize_t kiwi_llp_store(struct device *dev,
-			      struct device_attribute *attr, const char *buf,
-			      size_t count);
-
-static struct device_attribute kiwi_llp_attrs[KIWI_LLP_MAX] = {
-	[KIWI_LLP_USER_TIMEOUT] = __ATTR(tcp_user_timeout_ms, 0644,
-					 kiwi_llp_show, kiwi_llp_store),
-	[KIWI_LLP_KEEPALIVE] = __ATTR(tcp_keepalive_s, 0644, kiwi_llp_show,
-				      kiwi_llp_store),
-};
-
-static ssize_t kiwi_llp_show(struct device *dev, struct device_attribute *attr,
-			     char *buf)
-{
-	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
-							  ibdev);
-
-	return kiwi_cm_llp_show(kdev, attr - kiwi_llp_attrs, buf);
-}
-
-static ssize_t kiwi_llp_store(struct device *dev,
-			      struct device_attribute *attr, const char *buf,
-			      size_t count)
-{
-	struct kiwi_dev *kdev = rdma_device_to_drv_device(dev, struct kiwi_dev,
-							  ibdev);
-
-	return kiwi_cm_llp_store(kdev, attr - kiwi_llp_attrs, buf, count);
+	return kiwi_cm_knob_store(kdev, attr - kiwi_knob_attrs, buf, count);
 }
 
 /*
@@ -463,13 +434,13 @@ static ssize_t port_map_store(struct device *dev,
 static DEVICE_ATTR_RW(port_map);
 
 static struct attribute *kiwi_dev_attrs[] = {
-	&kiwi_pol_attrs[KIWI_POL_CRC].attr,
-	&kiwi_pol_attrs[KIWI_POL_REV].attr,
-	&kiwi_pol_attrs[KIWI_POL_P2P].attr,
-	&kiwi_pol_attrs[KIWI_POL_RTR].attr,
-	&kiwi_pol_attrs[KIWI_POL_MARKERS].attr,
-	&kiwi_llp_attrs[KIWI_LLP_USER_TIMEOUT].attr,
-	&kiwi_llp_attrs[KIWI_LLP_KEEPALIVE].attr,
+	&kiwi_knob_attrs[KIWI_POL_CRC].attr,
+	&kiwi_knob_attrs[KIWI_POL_REV].attr,
+	&kiwi_knob_attrs[KIWI_POL_P2P].attr,
+	&kiwi_knob_attrs[KIWI_POL_RTR].attr,
+	&kiwi_knob_attrs[KIWI_POL_MARKERS].attr,
+	&kiwi_knob_attrs[KIWI_LLP_USER_TIMEOUT].attr,
+	&kiwi_knob_attrs[KIWI_LLP_KEEPALIVE].attr,
 	&dev_attr_port_map.attr,
 	NULL
 };

@@ -21,72 +21,51 @@
 #include "kiwi_trace.h"
 
 /*
- * MPA policy defaults, copied by each device when it is created; the
+ * Connection knob defaults, copied by each device when it is created; the
  * device's sysfs files of the same names override them (cm_policy.c, cm.md).
  */
-static enum kiwi_pol kiwi_param_pols[KIWI_POL_MAX] = {
+static enum kiwi_cm_knob kiwi_param_knobs[KIWI_KNOB_MAX] = {
 	KIWI_POL_CRC, KIWI_POL_REV, KIWI_POL_P2P, KIWI_POL_RTR,
-	KIWI_POL_MARKERS,
+	KIWI_POL_MARKERS, KIWI_LLP_USER_TIMEOUT, KIWI_LLP_KEEPALIVE,
 };
 
-static int kiwi_param_pol_set(const char *val, const struct kernel_param *kp)
+static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
 {
-	return kiwi_policy_set_default(*(enum kiwi_pol *)kp->arg, val);
+	return kiwi_knob_set_default(*(enum kiwi_cm_knob *)kp->arg, val);
 }
 
-static int kiwi_param_pol_get(char *buf, const struct kernel_param *kp)
+static int kiwi_param_knob_get(char *buf, const struct kernel_param *kp)
 {
-	return kiwi_policy_get_default(*(enum kiwi_pol *)kp->arg, buf);
+	return kiwi_knob_get_default(*(enum kiwi_cm_knob *)kp->arg, buf);
 }
 
-static const struct kernel_param_ops kiwi_param_pol_ops = {
-	.set = kiwi_param_pol_set,
-	.get = kiwi_param_pol_get,
+static const struct kernel_param_ops kiwi_param_knob_ops = {
+	.set = kiwi_param_knob_set,
+	.get = kiwi_param_knob_get,
 };
 
-module_param_cb(mpa_crc, &kiwi_param_pol_ops,
-		&kiwi_param_pols[KIWI_POL_CRC], 0644);
+module_param_cb(mpa_crc, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_POL_CRC], 0644);
 MODULE_PARM_DESC(mpa_crc,
 		 "MPA CRC: off (use it only if the peer asks), preferred, required (default off)");
-module_param_cb(mpa_rev, &kiwi_param_pol_ops,
-		&kiwi_param_pols[KIWI_POL_REV], 0644);
+module_param_cb(mpa_rev, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_POL_REV], 0644);
 MODULE_PARM_DESC(mpa_rev, "MPA revision offered: 1 or 2 (default 2)");
-module_param_cb(mpa_p2p, &kiwi_param_pol_ops,
-		&kiwi_param_pols[KIWI_POL_P2P], 0644);
+module_param_cb(mpa_p2p, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_POL_P2P], 0644);
 MODULE_PARM_DESC(mpa_p2p, "peer-to-peer RTR mode (revision 2): 0 or 1 (default 1)");
-module_param_cb(mpa_rtr, &kiwi_param_pol_ops,
-		&kiwi_param_pols[KIWI_POL_RTR], 0644);
+module_param_cb(mpa_rtr, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_POL_RTR], 0644);
 MODULE_PARM_DESC(mpa_rtr, "RTR message: send, write or read (default write)");
-module_param_cb(mpa_markers, &kiwi_param_pol_ops,
-		&kiwi_param_pols[KIWI_POL_MARKERS], 0644);
+module_param_cb(mpa_markers, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_POL_MARKERS], 0644);
 MODULE_PARM_DESC(mpa_markers, "ask the peer for MPA Markers: 0 or 1 (default 0)");
-
-static enum kiwi_llp_knob kiwi_param_llps[KIWI_LLP_MAX] = {
-	KIWI_LLP_USER_TIMEOUT, KIWI_LLP_KEEPALIVE,
-};
-
-static int kiwi_param_llp_set(const char *val, const struct kernel_param *kp)
-{
-	return kiwi_llp_set_default(*(enum kiwi_llp_knob *)kp->arg, val);
-}
-
-static int kiwi_param_llp_get(char *buf, const struct kernel_param *kp)
-{
-	return scnprintf(buf, PAGE_SIZE, "%u\n",
-			 kiwi_llp_get_default(*(enum kiwi_llp_knob *)kp->arg));
-}
-
-static const struct kernel_param_ops kiwi_param_llp_ops = {
-	.set = kiwi_param_llp_set,
-	.get = kiwi_param_llp_get,
-};
-
-module_param_cb(tcp_user_timeout_ms, &kiwi_param_llp_ops,
-		&kiwi_param_llps[KIWI_LLP_USER_TIMEOUT], 0644);
+module_param_cb(tcp_user_timeout_ms, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_LLP_USER_TIMEOUT], 0644);
 MODULE_PARM_DESC(tcp_user_timeout_ms,
 		 "a connection whose sent data stays unacknowledged this long fails; 0: TCP's own limit (default 30000)");
-module_param_cb(tcp_keepalive_s, &kiwi_param_llp_ops,
-		&kiwi_param_llps[KIWI_LLP_KEEPALIVE], 0644);
+module_param_cb(tcp_keepalive_s, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_LLP_KEEPALIVE], 0644);
 MODULE_PARM_DESC(tcp_keepalive_s,
 		 "keepalive probes after this many idle seconds, then 3 more a third of it apart; 0: off (default 30)");
 
@@ -281,32 +260,11 @@ static bool kiwi_netdev_ok(struct net_device *ndev)
 	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
 }
 
-static int kiwi_newlink(const char *name, struct net_device *ndev)
+/* A new device's fields and what ib_core reads of it, before registration. */
+static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 {
-	struct ib_device *other;
-	struct kiwi_dev *kdev;
-	struct ib_device *ibdev;
-	bool gone;
-	int rv;
+	struct ib_device *ibdev = &kdev->ibdev;
 
-	if (!kiwi_netdev_ok(ndev))
-		return -EOPNOTSUPP;
-
-	mutex_lock(&kiwi_link_mutex);
-	other = ib_device_get_by_netdev(ndev, KIWI_DRIVER_ID);
-	if (other) {
-		ib_device_put(other);
-		rv = -EEXIST;
-		goto out;
-	}
-
-	kdev = ib_alloc_device(kiwi_dev, ibdev);
-	if (!kdev) {
-		rv = -ENOMEM;
-		goto out;
-	}
-	kiwi_obj_inc(KIWI_OBJ_DEVICE);
-	ibdev = &kdev->ibdev;
 	kdev->netdev = ndev;
 	spin_lock_init(&kdev->lock);
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
@@ -334,6 +292,35 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	/* iwpmd maps our ports only when asked (port_map, device.c) */
 	ibdev->iw_driver_flags = kiwi_port_map ? 0 : IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+}
+
+static int kiwi_newlink(const char *name, struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct kiwi_dev *kdev;
+	struct ib_device *ibdev;
+	bool gone;
+	int rv;
+
+	if (!kiwi_netdev_ok(ndev))
+		return -EOPNOTSUPP;
+
+	mutex_lock(&kiwi_link_mutex);
+	other = ib_device_get_by_netdev(ndev, KIWI_DRIVER_ID);
+	if (other) {
+		ib_device_put(other);
+		rv = -EEXIST;
+		goto out;
+	}
+
+	kdev = ib_alloc_device(kiwi_dev, ibdev);
+	if (!kdev) {
+		rv = -ENOMEM;
+		goto out;
+	}
+	kiwi_obj_inc(KIWI_OBJ_DEVICE);
+	ibdev = &kdev->ibdev;
+	kiwi_dev_init(kdev, ndev);
 	kdev->stats = alloc_percpu(struct kiwi_stats);
 	if (!kdev->stats) {
 		rv = -ENOMEM;

@@ -127,6 +127,28 @@ static int kiwi_qp_attr_ok(const struct ib_qp_init_attr *attr)
 	return 0;
 }
 
+/* A new QP's fields, in INIT, before anything that can fail. */
+static void kiwi_qp_init(struct kiwi_qp *qp, struct kiwi_dev *kdev,
+			 const struct ib_qp_init_attr *attr, bool user)
+{
+	qp->kdev = kdev;
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	spin_lock_init(&qp->lock);
+	/* Idle: receives and sends may be posted before the connection */
+	qp->state = IB_QPS_INIT;
+	qp->access = KIWI_QP_REMOTE;
+	qp->user = user;
+	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->scq = to_kcq(attr->send_cq);
+	qp->rcq = to_kcq(attr->recv_cq);
+	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
+	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	mutex_init(&qp->tx_mutex);
+	mutex_init(&qp->stop_mutex);
+	init_completion(&qp->llp_stopped);
+}
+
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -147,22 +169,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	nsq = roundup_pow_of_two(max(cap->max_send_wr, 1U));
 	nrq = attr->srq ? 0 : roundup_pow_of_two(max(cap->max_recv_wr, 1U));
 
-	qp->kdev = kdev;
-	kref_init(&qp->ref);
-	init_completion(&qp->freed);
-	spin_lock_init(&qp->lock);
-	/* Idle: receives and sends may be posted before the connection */
-	qp->state = IB_QPS_INIT;
-	qp->access = KIWI_QP_REMOTE;
-	qp->user = !!udata;
-	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
-	qp->scq = to_kcq(attr->send_cq);
-	qp->rcq = to_kcq(attr->recv_cq);
-	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
-	INIT_WORK(&qp->tx_work, kiwi_tx_work);
-	mutex_init(&qp->tx_mutex);
-	mutex_init(&qp->stop_mutex);
-	init_completion(&qp->llp_stopped);
+	kiwi_qp_init(qp, kdev, attr, !!udata);
 
 	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_QP, &qp->uctx);
 	if (rv)

@@ -47,19 +47,14 @@ cleanup() {
 	[ -n "$old_timeout" ] &&
 		echo "$old_timeout" > /sys/module/kiwi/parameters/connect_timeout_ms
 	[ -d "$tr" ] && echo 0 > "$tr/events/kiwi/enable" 2>/dev/null
-	ip netns exec $ns rdma link del kc1 2>/dev/null
-	rdma link del kc0 2>/dev/null
-	ip netns del $ns 2>/dev/null
-	veth_teardown
+	rdma_pair_teardown $ns kc1 kc0
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 setup() {
 	kiwi_load &&
-	veth_ns_setup $ns &&
-	rdma link add kc0 type kiwi netdev veth0 &&
-	ip netns exec $ns rdma link add kc1 type kiwi netdev veth1
+	rdma_pair_setup $ns kc0 kiwi kc1 kiwi
 }
 
 # dev_ns DEV: the prefix that runs a command where DEV lives

@@ -262,7 +262,8 @@ tap_check "kiwi0 on veth0, kiwi1 on veth1" \
 # --- policy: module parameters and per-device sysfs ---------------------
 pol_defaults() {
 	local f want got bad=0
-	for f in mpa_crc=off mpa_rev=2 mpa_p2p=1 mpa_rtr=write mpa_markers=0; do
+	for f in mpa_crc=off mpa_rev=2 mpa_p2p=1 mpa_rtr=write mpa_markers=0 \
+		 tcp_user_timeout_ms=30000 tcp_keepalive_s=30; do
 		want=${f#*=}
 		got=$(cat "$params/${f%%=*}") || bad=1
 		[ "$got" = "$want" ] || { echo "param ${f%%=*}: $got"; bad=1; }
@@ -274,16 +275,20 @@ pol_defaults() {
 }
 tap_check "policy defaults: module parameters and kiwi0's sysfs files" pol_defaults
 
-# bad values fail with EINVAL and change nothing
+# bad values fail with EINVAL (numbers out of range: ERANGE), change nothing
 pol_bad() {
-	local f v bad=0
+	local f v e bad=0
 	for f in mpa_crc:on mpa_crc:2 mpa_rev:0 mpa_rev:3 mpa_p2p:2 mpa_p2p:yes \
-		 mpa_rtr:none mpa_rtr:wr mpa_markers:-1 mpa_markers:; do
+		 mpa_rtr:none mpa_rtr:wr mpa_markers:-1 mpa_markers: \
+		 tcp_user_timeout_ms:abc tcp_keepalive_s:-1 \
+		 tcp_user_timeout_ms:600001:range tcp_keepalive_s:32768:range; do
 		v=${f#*:}
+		e="Invalid argument"
+		case $v in *:range) v=${v%:range}; e="out of range" ;; esac
 		for d in "$params" "$sysib/kiwi1"; do
 			if echo "$v" > "$d/${f%%:*}" 2>"$tmp/err"; then
 				echo "$d/${f%%:*} took '$v'"; bad=1
-			elif ! grep -q "Invalid argument" "$tmp/err"; then
+			elif ! grep -q "$e" "$tmp/err"; then
 				echo "$d/${f%%:*} '$v': $(cat "$tmp/err")"; bad=1
 			fi
 		done
@@ -296,7 +301,7 @@ pol_bad() {
 	pol_defaults || bad=1
 	return $bad
 }
-tap_check "bad policy values are refused with EINVAL, nothing changes" pol_bad
+tap_check "bad policy values are refused with EINVAL or ERANGE, nothing changes" pol_bad
 
 pol_set() {
 	echo required > $sysib/kiwi1/mpa_crc && echo read > $sysib/kiwi1/mpa_rtr &&

@@ -20,17 +20,12 @@ srv_ip=198.18.0.2
 
 cleanup() {
 	ip netns pids $ns 2>/dev/null | xargs -r kill 2>/dev/null
-	ip netns exec $ns rdma link del kiwidp1 2>/dev/null
-	rdma link del kiwidp0 2>/dev/null
-	ip netns del $ns 2>/dev/null
-	veth_teardown
+	rdma_pair_teardown $ns kiwidp1 kiwidp0
 }
 
 setup() {
 	kiwi_load &&
-	veth_ns_setup $ns &&
-	rdma link add kiwidp0 type kiwi netdev veth0 &&
-	ip netns exec $ns rdma link add kiwidp1 type kiwi netdev veth1
+	rdma_pair_setup $ns kiwidp0 kiwi kiwidp1 kiwi
 }
 
 set_crc() {

@@ -33,22 +33,14 @@ cleanup() {
 	ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
 	pkill -9 -x rping 2>/dev/null
 	pkill -9 -x liveness 2>/dev/null
-	ip netns exec $ns rdma link del kiwiflt1 2>/dev/null
-	ip netns exec $ns rdma link del siwflt1 2>/dev/null
-	rdma link del kiwiflt0 2>/dev/null
-	rdma link del siwflt0 2>/dev/null
-	ip netns del $ns 2>/dev/null
-	veth_teardown
+	rdma_pair_teardown $ns kiwiflt1 siwflt1 kiwiflt0 siwflt0
 }
 trap 'cleanup; rm -rf "$tmp"' EXIT
 
 # setup A B: device types on veth0 (here) and veth1 (in the namespace)
 setup() {
-	local a=${1}flt0 b=${2}flt1
 	cleanup
-	veth_ns_setup $ns &&
-	rdma link add "$a" type "$1" netdev veth0 &&
-	ip netns exec $ns rdma link add "$b" type "$2" netdev veth1
+	rdma_pair_setup $ns "${1}flt0" "$1" "${2}flt1" "$2"
 }
 
 # knobs DEV USER_TIMEOUT_MS KEEPALIVE_S [NS]

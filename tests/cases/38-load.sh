@@ -26,18 +26,13 @@ tmp=$(mktemp -d)
 cleanup() {
 	ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
 	pkill -9 -x ucmatose 2>/dev/null
-	ip netns exec $ns rdma link del kiwild1 2>/dev/null
-	rdma link del kiwild0 2>/dev/null
-	ip netns del $ns 2>/dev/null
-	veth_teardown
+	rdma_pair_teardown $ns kiwild1 kiwild0
 }
 trap 'cleanup; rm -rf "$tmp"' EXIT
 
 setup() {
 	cleanup
-	veth_ns_setup $ns &&
-	rdma link add kiwild0 type kiwi netdev veth0 &&
-	ip netns exec $ns rdma link add kiwild1 type kiwi netdev veth1
+	rdma_pair_setup $ns kiwild0 kiwi kiwild1 kiwi
 }
 
 # kB of unreclaimable slab plus vmalloc, after reclaimable caches dropped

@@ -151,19 +151,12 @@ run_pairing() {
 		tap_check "$label: MPA reply crc=$want on every queue (on the wire)" \
 			nvmf_sniff_check $want
 		b1=$(nvmf_veth_bytes)
-		set -- $b0 $b1
-		tx=$(($3 - $1))
-		rx=$(($4 - $2))
 		# Both fio jobs write and read back their data.  Loopback
 		# would leave the veth counters near zero; ask for half the
 		# sizes each way (with random block sizes fio stops when no
 		# free range fits: 4-256 KiB over 4 MiB writes 2.5 MiB).
 		min=$(((${size4k%M} + ${size%M}) * 1048576 / 2))
-		if [ $tx -ge $min ] && [ $rx -ge $min ]; then
-			tap_ok "$label: the I/O crossed the veth (tx $tx, rx $rx bytes)"
-		else
-			tap_fail "$label: the I/O crossed the veth (tx $tx, rx $rx bytes, want >= $min each)"
-		fi
+		nvmf_veth_crossed "$label: the I/O crossed the veth" "$b0" "$b1" $min
 		tap_check "$label: nvme disconnect" nvmf_disconnect
 	fi
 	cleanup_pairing

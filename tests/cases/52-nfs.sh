@@ -158,22 +158,17 @@ run_pairing() {
 	fi
 	if [ $ok = 1 ]; then
 		step "$label: fio 4 KiB random write + crc32c verify ($f4k)" \
-			nfs_bounded 600 nfs_fio v4k $NFS_MNT/fio-4k "$f4k" 4k
+			nfs_bounded 600 nvmf_fio_verify v4k $NFS_MNT/fio-4k "$f4k" 4k \
+				--ioengine=psync
 		step "$label: fio 4-512 KiB random write + crc32c verify ($fsize)" \
-			nfs_bounded 600 nfs_fio vmix $NFS_MNT/fio-mix "$fsize" 4k-512k
+			nfs_bounded 600 nvmf_fio_verify vmix $NFS_MNT/fio-mix "$fsize" \
+				4k-512k --ioengine=psync
 		step "$label: a file tree copied and compared" \
 			nfs_bounded 600 eval "cp -a $tree $NFS_MNT/tree &&
 				nfs_tree_check $tree $NFS_MNT/tree"
 		b1=$(nvmf_veth_bytes)
-		set -- $b0 $b1
-		tx=$(($3 - $1))
-		rx=$(($4 - $2))
 		min=$((${fsize%M} * 1048576))
-		if [ $tx -ge $min ] && [ $rx -ge $min ]; then
-			tap_ok "$label: the I/O crossed the veth (tx $tx, rx $rx bytes)"
-		else
-			tap_fail "$label: the I/O crossed the veth (tx $tx, rx $rx bytes, want >= $min each)"
-		fi
+		nvmf_veth_crossed "$label: the I/O crossed the veth" "$b0" "$b1" $min
 		step "$label: server stopped under the mount (rpc.nfsd 0)" \
 			nfs_bounded 120 nfs_server_stop
 		step "$label: server started again on rdma $NFS_PORT" \

@@ -188,16 +188,6 @@ listening() {
 	ss -Htln "src $1:$2" | grep -q .
 }
 
-# crossed "TX0 RX0" "TX1 RX1" MIN: veth0 counted MIN bytes each way (over
-# the loopback it would count next to nothing).
-crossed() {
-	set -- $1 $2 "$3"
-	[ $(($3 - $1)) -ge "$5" ] && [ $(($4 - $2)) -ge "$5" ] || {
-		echo "tx $(($3 - $1)) rx $(($4 - $2)), want >= $5 each"
-		return 1
-	}
-}
-
 cleanup() {
 	iscsi_stop
 	lio_teardown > /dev/null 2>&1
@@ -265,7 +255,7 @@ for p in $pairs; do
 	# both jobs write and read back; fio's random block sizes may leave
 	# part of the second unwritten: ask for half the sizes each way
 	min=$((${size%M} * 1048576))
-	tap_check "$lab: the I/O crossed the veth" crossed "$b0" "$b1" $min
+	nvmf_veth_crossed "$lab: the I/O crossed the veth" "$b0" "$b1" $min
 	tap_check "$lab: logout" iscsi_logout iser
 	tap_check "$lab: no session left" \
 		sh -c 'iscsiadm -m session > /dev/null 2>&1; [ $? = 21 ]'

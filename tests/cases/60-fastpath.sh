@@ -19,17 +19,12 @@ ns=kiwifp
 srv_ip=198.18.0.2
 
 cleanup() {
-	ip netns exec $ns rdma link del kiwifp1 2>/dev/null
-	rdma link del kiwifp0 2>/dev/null
-	ip netns del $ns 2>/dev/null
-	veth_teardown
+	rdma_pair_teardown $ns kiwifp1 kiwifp0
 }
 
 setup() {
 	kiwi_load &&
-	veth_ns_setup $ns &&
-	rdma link add kiwifp0 type kiwi netdev veth0 &&
-	ip netns exec $ns rdma link add kiwifp1 type kiwi netdev veth1
+	rdma_pair_setup $ns kiwifp0 kiwi kiwifp1 kiwi
 }
 
 set_crc() {

@@ -28,11 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 cleanup() {
 	ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
-	ip netns exec $ns rdma link del kiwisem1 2>/dev/null
-	ip netns exec $ns rdma link del siwsem1 2>/dev/null
-	rdma link del kiwisem0 2>/dev/null
-	ip netns del $ns 2>/dev/null
-	veth_teardown
+	rdma_pair_teardown $ns kiwisem1 siwsem1 kiwisem0
 }
 
 # setup TYPE: kiwi on veth0, TYPE (kiwi or siw) on veth1 in the namespace
@@ -41,9 +37,7 @@ setup() {
 	[ "$1" = siw ] && peer=siwsem1
 	kiwi_load &&
 	{ [ "$1" != siw ] || siw_load; } &&
-	veth_ns_setup $ns &&
-	rdma link add kiwisem0 type kiwi netdev veth0 &&
-	ip netns exec $ns rdma link add $peer type "$1" netdev veth1
+	rdma_pair_setup $ns kiwisem0 kiwi $peer "$1"
 }
 
 set_crc() {

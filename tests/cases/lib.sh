@@ -7,7 +7,8 @@
 # CMD..., tap_check_fails DESC CMD..., tap_check_err DESC REGEX CMD...,
 # tap_diag TEXT, tap_relay PREFIX FILE, tap_done.
 # Setup: kiwi_load, kiwi_unload, siw_load, siw_unload, veth_setup,
-# veth_ns_setup, veth_ns_move, veth_teardown, kiwi_counts_zero,
+# veth_ns_setup, veth_ns_move, veth_teardown, rdma_pair_setup,
+# rdma_pair_teardown, kiwi_counts_zero,
 # kiwi_provider_env.  Waiting: wait_for SECONDS CMD..., wait_alive SECONDS
 # PID CMD..., pid_gone PID, tcp_listening NS PORT.
 
@@ -180,6 +181,29 @@ veth_ns_move() {
 veth_teardown() {
 	ip link del veth0 2>/dev/null
 	return 0
+}
+
+# rdma_pair_setup NS DEV0 TYPE0 DEV1 TYPE1: veth_ns_setup NS, then the RDMA
+# device DEV0 of TYPE0 (kiwi, siw) on veth0 here and DEV1 of TYPE1 on veth1
+# in NS: two ends whose traffic must cross the veth.
+rdma_pair_setup() {
+	veth_ns_setup "$1" &&
+	rdma link add "$2" type "$3" netdev veth0 &&
+	ip netns exec "$1" rdma link add "$4" type "$5" netdev veth1
+}
+
+# rdma_pair_teardown NS DEV...: each DEV that exists deleted (in NS or
+# here), then NS and the veth; what is missing is no error.  The processes
+# in NS are the caller's to end first.
+rdma_pair_teardown() {
+	local ns=$1 d
+	shift
+	for d in "$@"; do
+		ip netns exec "$ns" rdma link del "$d" 2>/dev/null ||
+			rdma link del "$d" 2>/dev/null
+	done
+	ip netns del "$ns" 2>/dev/null
+	veth_teardown
 }
 
 # Every "name count" line of kiwi's debugfs object counters must be 0.

@@ -202,22 +202,6 @@ nfs_tree_check() {
 	sync && echo 3 > /proc/sys/vm/drop_caches && diff -r "$1" "$2"
 }
 
-# nfs_fio NAME FILE SIZE BS: random writes with crc32c verify headers by
-# direct I/O (no client page cache), then every block read back and
-# checked.
-nfs_fio() {
-	local name=$1 file=$2 size=$3 bs=$4
-	shift 4
-	fio --name="$name" --filename="$file" --direct=1 --ioengine=psync \
-		--rw=randwrite --bs="$bs" --size="$size" --numjobs=1 \
-		--verify=crc32c --do_verify=1 --verify_fatal=1 \
-		--randseed=20049 --verify_state_save=0 --output-format=terse \
-		--terse-version=3 "$@" > /tmp/nfs-fio.out 2>&1 || {
-		cat /tmp/nfs-fio.out
-		return 1
-	}
-}
-
 # nfs_cleanup_all: for an EXIT trap.
 nfs_cleanup_all() {
 	nfs_umount_force

@@ -104,6 +104,22 @@ nvmf_veth_bytes() {
 		"$(cat /sys/class/net/veth0/statistics/rx_bytes)"
 }
 
+# nvmf_veth_crossed DESC "TX0 RX0" "TX1 RX1" MIN [MIN_RX]: a TAP test, ok
+# when between two nvmf_veth_bytes snapshots (or any "tx rx" pair) the
+# counters grew by MIN bytes sent and MIN_RX (default MIN) received: I/O
+# over the loopback would count next to nothing.
+nvmf_veth_crossed() {
+	local desc=$1 tx rx
+	set -- $2 $3 "$4" "${5:-$4}"
+	tx=$(($3 - $1))
+	rx=$(($4 - $2))
+	if [ $tx -ge "$5" ] && [ $rx -ge "$6" ]; then
+		tap_ok "$desc (tx $tx, rx $rx bytes)"
+	else
+		tap_fail "$desc (tx $tx, rx $rx bytes, want >= $5 and $6)"
+	fi
+}
+
 # --- RDMA providers ---------------------------------------------------------
 
 # Providers: kiwi, siw (Debian source, CRC only when the peer asks), siwcrc
@@ -344,13 +360,19 @@ nvmf_trap_cleanup() {
 
 # --- checks -----------------------------------------------------------------
 
-# nvmf_fio NAME DEV SIZE BS [EXTRA fio OPTIONS]: random writes of SIZE with
-# crc32c verify headers, then every block read back and checked; fio exits
-# non-zero on any mismatch (verify_fatal) or I/O error.
+# nvmf_fio_verify NAME DEV SIZE BS [EXTRA fio OPTIONS]: random writes of
+# SIZE by direct I/O with crc32c verify headers, then every block read back
+# and checked; fio exits non-zero on any mismatch (verify_fatal) or I/O
+# error.  DEV is a block device, or a file on a mounted file system (NFS);
+# a name under /dev that is no block device (a disk gone) fails rather
+# than fio writing a file there.
 nvmf_fio_verify() {
 	local name=$1 dev=$2 size=$3 bs=$4
 	shift 4
-	[ -b "$dev" ] || { echo "nvmf_fio_verify: '$dev' is no block device"; return 1; }
+	case $dev in
+	/dev/*|'')
+		[ -b "$dev" ] || { echo "nvmf_fio_verify: '$dev' is no block device"; return 1; } ;;
+	esac
 	fio --name="$name" --filename="$dev" --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs="$bs" --size="$size" --iodepth=8 \
 		--verify=crc32c --do_verify=1 --verify_fatal=1 \

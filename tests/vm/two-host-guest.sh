@@ -83,20 +83,6 @@ th_bytes() {
 		"$(cat "/sys/class/net/$nic/statistics/rx_bytes")"
 }
 
-# th_check_bytes DESC "TX0 RX0" "TX1 RX1" MIN_TX MIN_RX: the NIC counted at
-# least that many bytes each way between the two snapshots.
-th_check_bytes() {
-	local desc=$1 tx rx
-	set -- $2 $3 "$4" "$5"
-	tx=$(($3 - $1))
-	rx=$(($4 - $2))
-	if [ $tx -ge "$5" ] && [ $rx -ge "$6" ]; then
-		tap_ok "$desc: crossed the wire (tx $tx, rx $rx bytes)"
-	else
-		tap_fail "$desc: crossed the wire (tx $tx, rx $rx bytes, want >= $5 and $6)"
-	fi
-}
-
 # th_nic: the name of the NIC with the wire's MAC (probed asynchronously).
 th_nic() {
 	local n
@@ -178,7 +164,7 @@ step_rping() {
 	fi
 	# Per ping the server reads SIZE bytes from the client and writes
 	# SIZE bytes back.
-	th_check_bytes "$desc" "$b0" "$b1" $((size * count)) $((size * count))
+	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $((size * count)) $((size * count))
 }
 
 # perf SIDE ID TOOL: perftest over rdma_cm, 64 KiB x 50.  The gate (see
@@ -226,7 +212,7 @@ step_perf() {
 	ib_read_bw/server|ib_write_bw/client|ib_send_bw/client) tx=$((n * s)) ;;
 	*) rx=$((n * s)) ;;
 	esac
-	th_check_bytes "$desc" "$b0" "$b1" $tx $rx
+	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $tx $rx
 }
 
 # nvme SIDE ID: the server is the nvmet-rdma target, the client the
@@ -262,7 +248,7 @@ step_nvme() {
 	fi
 	# Both fio jobs write and read back (as in 50-nvmeof.sh: at least
 	# half their sizes each way).
-	th_check_bytes "NVMe-oF I/O" "$b0" "$b1" $min $min
+	nvmf_veth_crossed "NVMe-oF I/O: crossed the wire" "$b0" "$b1" $min $min
 }
 
 # netem: this side's NIC sends through a lossy, reordering, duplicating,
