@@ -119,7 +119,7 @@ links_add() {
 # The second portal ($NP2) and its TCP twin out of the way (see the top).
 HIDE_NS=kiwibenchhide
 ISER_PORT2=3262
-NP2=$TPG/np/$NVMF_TGT_IP:$ISER_PORT2
+NP2=	# under $TPG, once iser-lib.sh is sourced
 portal2_setup() {
 	ip netns add $HIDE_NS &&
 	ip netns exec $HIDE_NS sysctl -qw net.ipv4.ip_nonlocal_bind=1 &&
@@ -201,6 +201,7 @@ guest_main() {
 	. "$root/tests/cases/iser-lib.sh"
 	. "$root/tests/cases/nfs-lib.sh"
 	local r t
+	NP2=$TPG/np/$NVMF_TGT_IP:$ISER_PORT2
 	ISER_MB=$BENCH_MB
 	NFS_EXPORT_MB=$((BENCH_MB + 32))
 	trap guest_cleanup EXIT
