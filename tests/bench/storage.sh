@@ -218,10 +218,14 @@ guest_main() {
 	modprobe ib_isert || exit 1
 	portal2_setup || { echo "bench: second portal failed" >&2; exit 1; }
 	iscsi_start || { echo "bench: iscsid failed" >&2; exit 1; }
-	iscsi_discover > /dev/null || { echo "bench: discovery failed" >&2; exit 1; }
-	# records for the hidden portal (sendtargets may not list it)
+	# discovery over TCP only: through the iser interface open-iscsi
+	# would discover over iSER, and no RDMA link exists yet
+	wait_for 10 sh -c "ss -Htln 'src $NVMF_TGT_IP:$ISER_PORT' | grep -q ." &&
+	iscsiadm -m discovery -t st -p "$NVMF_TGT_IP:$ISER_PORT" -I default |
+		grep -q "$ISER_IQN" || { echo "bench: discovery failed" >&2; exit 1; }
+	# the iser interface's record for the RDMA portal
 	iscsiadm -m node -o new -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT2" \
-		-I iser > /dev/null 2>&1
+		-I iser > /dev/null || { echo "bench: iser node record failed" >&2; exit 1; }
 	for r in $(seq 1 "$runs"); do
 		for t in $(order "$r"); do
 			iscsi_run "$r" "$t"
