@@ -27,6 +27,8 @@
 #   make demo           boot the test VM and show kiwi devices
 #   make bench          perftest kiwi vs siw vs TCP, CRC off and on (Documentation/benchmarks.md)
 #   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
+#   make bench-storage  iSER and NFS over RDMA, kiwi and siw, against TCP
+#                       (REPS=N rounds, default 5; Documentation/benchmarks.md)
 
 # The running kernel's headers when they exist, else those of the test VM's
 # default kernel (the newest 6.1, tests/vm/kernel.sh), else the newest
@@ -51,7 +53,7 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto bench bench-nvmeof test test-full demo \
+	check unit fuzz bench-proto bench bench-nvmeof bench-storage test test-full demo \
 	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps \
 	deb test-deb
 
@@ -134,6 +136,13 @@ bench: module provider
 # NVMe-oF fio, kiwi to kiwi against siw to siw, alternating runs in one boot
 bench-nvmeof: module
 	./tests/bench/nvmeof.sh
+
+# iSER vs iSCSI/TCP and NFS/RDMA vs NFS/TCP, kiwi and siw, alternating runs
+# in one boot; REPS rounds; BENCH_ARGS="--runtime 3 --ramp 1 --no-doc" for a
+# quick try
+REPS ?= 5
+bench-storage: module
+	./tests/bench/storage.sh --runs $(REPS) $(BENCH_ARGS)
 
 print-kdir:
 	@echo $(KDIR)

@@ -230,8 +230,19 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 
 	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
 		ev.provider_data = cep;
-		ev.ird = KIWI_MAX_IRD;
-		ev.ord = KIWI_MAX_ORD;
+		/*
+		 * rdma_cm hands ird to the listener as the initiator_depth it
+		 * may accept with, ord as responder_resources: under MPA v2
+		 * the initiator's IRD and ORD (capped at what we can do), so
+		 * that svcrdma, isert and ksmbd size their Reads by the peer;
+		 * MPA v1 does not say, so our limits.
+		 */
+		ev.ird = KIWI_MAX_ORD;
+		ev.ord = KIWI_MAX_IRD;
+		if (cep->res.enhanced) {
+			ev.ird = min_t(u16, cep->res.peer_ird, KIWI_MAX_ORD);
+			ev.ord = min_t(u16, cep->res.peer_ord, KIWI_MAX_IRD);
+		}
 	} else if (type == IW_CM_EVENT_ESTABLISHED ||
 		   type == IW_CM_EVENT_CONNECT_REPLY) {
 		ev.ird = cep->res.ird;

@@ -10,7 +10,9 @@
 # mount; a file created (the first NFSACL call of NFSv3, which once hung on
 # kiwi); fio random writes with crc32c verify headers by direct I/O; a file
 # tree copied and compared after the client's cache is dropped; the bytes
-# crossed the veth; the server restarted (rpc.nfsd 0, then the rdma port
+# crossed the veth; with a kiwi client, the server's Send with Invalidate
+# seen by xprtrdma as remote invalidation of the RPC's MR (its trace
+# event); the server restarted (rpc.nfsd 0, then the rdma port
 # again) under the mounted client, which then writes and reads back a new
 # file; unmount; server and links removed; kiwi's object counts at zero.
 #
@@ -137,6 +139,35 @@ step() {
 	return $rc
 }
 
+# reminv_on / reminv_seen: the client's remotely invalidated MRs, by
+# xprtrdma's trace event.  svcrdma answers with Send with Invalidate
+# naming the rkey of the RPC's chunks; the client's frwr_reminv() fires
+# the event only when its receive completed with IB_WC_WITH_INVALIDATE and
+# that rkey is one of the RPC's MRs.
+NFS_TR=/sys/kernel/tracing
+reminv_on() {
+	[ -d $NFS_TR/events ] ||
+		mount -t tracefs nodev $NFS_TR 2>/dev/null
+	[ -d $NFS_TR/events/rpcrdma/xprtrdma_mr_reminv ] || {
+		echo "no rpcrdma:xprtrdma_mr_reminv trace event"
+		return 1
+	}
+	echo 0 > $NFS_TR/tracing_on &&
+	echo > $NFS_TR/trace &&
+	echo 1 > $NFS_TR/events/rpcrdma/xprtrdma_mr_reminv/enable &&
+	echo 1 > $NFS_TR/tracing_on
+}
+
+reminv_seen() {
+	local n
+	echo 0 > $NFS_TR/tracing_on
+	echo 0 > $NFS_TR/events/rpcrdma/xprtrdma_mr_reminv/enable
+	n=$(grep -c "xprtrdma_mr_reminv:" $NFS_TR/trace)
+	echo > $NFS_TR/trace
+	echo "$n MRs remotely invalidated"
+	[ "$n" -gt 0 ]
+}
+
 # run_pairing SERVER CLIENT VERS
 run_pairing() {
 	local s=$1 c=$2 v=$3 label ok=1 b0 b1 tx rx min
@@ -157,6 +188,7 @@ run_pairing() {
 			ok=0
 	fi
 	if [ $ok = 1 ]; then
+		[ "$c" = kiwi ] && reminv_on
 		step "$label: fio 4 KiB random write + crc32c verify ($f4k)" \
 			nfs_bounded 600 nvmf_fio_verify v4k $NFS_MNT/fio-4k "$f4k" 4k \
 				--ioengine=psync
@@ -166,6 +198,9 @@ run_pairing() {
 		step "$label: a file tree copied and compared" \
 			nfs_bounded 600 eval "cp -a $tree $NFS_MNT/tree &&
 				nfs_tree_check $tree $NFS_MNT/tree"
+		[ "$c" = kiwi ] &&
+			tap_check "$label: the server's Send with Invalidate completes at the kiwi client with IB_WC_WITH_INVALIDATE and the MR's rkey" \
+				reminv_seen
 		b1=$(nvmf_veth_bytes)
 		min=$((${fsize%M} * 1048576))
 		nvmf_veth_crossed "$label: the I/O crossed the veth" "$b0" "$b1" $min

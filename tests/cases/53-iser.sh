@@ -33,16 +33,9 @@
 # LIO's TCP portal; checked as such under KIWI_FULL=1.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nvmeof-lib.sh"
+. "$(dirname "$0")/iser-lib.sh"
 
 full=${KIWI_FULL:-0}
-ISER_IQN=iqn.2026-12.org.kiwi:iser-test
-ISER_INIT_IQN=iqn.2026-12.org.kiwi:iser-initiator
-ISER_PORT=3260
-ISER_MB=${ISER_MB:-32}
-LIO=/sys/kernel/config/target
-TPG=$LIO/iscsi/$ISER_IQN/tpgt_1
-NP=$TPG/np/$NVMF_TGT_IP:$ISER_PORT
-RD=$LIO/core/rd_mcp_7/kiwi_iser
 if [ "$full" = 1 ]; then
 	size=16M
 	pairs=${KIWI_ISER_PAIRS:-"kiwi:kiwi siw:kiwi kiwi:siw"}
@@ -50,136 +43,6 @@ else
 	size=4M
 	pairs=${KIWI_ISER_PAIRS:-"kiwi:kiwi"}
 fi
-
-# --- the port mapper ----------------------------------------------------------
-
-IWPMD_PID=
-iwpmd_start() {
-	modprobe iw_cm || return 1
-	iwpmd -f > /tmp/iwpmd.log 2>&1 &
-	IWPMD_PID=$!
-	# its UDP socket for the peer's queries is the last thing it opens
-	wait_for 30 sh -c "ss -Hunl 'sport = :3935' | grep -q ." || {
-		cat /tmp/iwpmd.log
-		return 1
-	}
-}
-
-iwpmd_stop() {
-	[ -n "$IWPMD_PID" ] || return 0
-	kill "$IWPMD_PID" 2>/dev/null
-	wait "$IWPMD_PID" 2>/dev/null
-	IWPMD_PID=
-}
-
-# --- the LIO target -----------------------------------------------------------
-
-lio_setup() {
-	modprobe -a target_core_mod iscsi_target_mod || return 1
-	mkdir -p "$RD" &&
-	echo "rd_pages=$((ISER_MB * 256))" > "$RD/control" &&
-	echo 1 > "$RD/enable" &&
-	mkdir -p "$NP" "$TPG/lun/lun_0" &&
-	ln -s "$RD" "$TPG/lun/lun_0/kiwi_iser" &&
-	echo 0 > "$TPG/attrib/authentication" &&
-	echo 1 > "$TPG/attrib/generate_node_acls" &&
-	echo 1 > "$TPG/attrib/cache_dynamic_acls" &&
-	echo 0 > "$TPG/attrib/demo_mode_write_protect" &&
-	echo 1 > "$TPG/enable"
-}
-
-# lio_iser 0|1: switch the portal's iSER listener (ib_isert).
-lio_iser() {
-	modprobe ib_isert || return 1
-	echo "$1" > "$NP/iser" || return 1
-	[ "$(cat "$NP/iser")" = "$1" ]
-}
-
-lio_teardown() {
-	[ -e "$NP/iser" ] && [ "$(cat "$NP/iser")" = 1 ] && echo 0 > "$NP/iser"
-	[ -e "$TPG/enable" ] && echo 0 > "$TPG/enable"
-	[ -L "$TPG/lun/lun_0/kiwi_iser" ] && rm -f "$TPG/lun/lun_0/kiwi_iser"
-	[ -d "$TPG/lun/lun_0" ] && rmdir "$TPG/lun/lun_0"
-	[ -d "$NP" ] && rmdir "$NP"
-	[ -d "$TPG" ] && rmdir "$TPG"
-	[ -d "$LIO/iscsi/$ISER_IQN" ] && rmdir "$LIO/iscsi/$ISER_IQN"
-	[ -d "$RD" ] && rmdir "$RD"
-	[ -d "${RD%/*}" ] && rmdir "${RD%/*}"
-	! [ -d "$LIO/iscsi/$ISER_IQN" ] && ! [ -d "${RD%/*}" ]
-}
-
-# --- the open-iscsi initiator -------------------------------------------------
-
-ISCSID_PID=
-# The root is the host's, read-only: iscsid's configuration and node
-# database go to a writable copy mounted over /etc/iscsi.
-iscsi_start() {
-	modprobe -a iscsi_tcp ib_iser sd_mod || return 1
-	mkdir -p /tmp/iscsi-etc /run/lock/iscsi || return 1
-	cp -a /etc/iscsi/. /tmp/iscsi-etc/ 2>/dev/null
-	mountpoint -q /etc/iscsi || mount --bind /tmp/iscsi-etc /etc/iscsi ||
-		return 1
-	echo "InitiatorName=$ISER_INIT_IQN" > /etc/iscsi/initiatorname.iscsi
-	# a lost connection fails the I/O in seconds, not minutes
-	sed -i -e '/replacement_timeout/d' -e '/^node.startup/d' \
-		/etc/iscsi/iscsid.conf 2>/dev/null
-	printf '%s\n' "node.startup = manual" \
-		"node.session.timeo.replacement_timeout = 15" \
-		>> /etc/iscsi/iscsid.conf
-	# its own session: on SIGTERM iscsid kills its whole process group
-	setsid iscsid -f > /tmp/iscsid.log 2>&1 &
-	ISCSID_PID=$!
-	# iscsiadm -m session: 21 (no sessions) once iscsid answers
-	wait_for 30 sh -c 'iscsiadm -m session > /dev/null 2>&1; [ $? = 21 ]' ||
-		{ cat /tmp/iscsid.log; return 1; }
-}
-
-iscsi_stop() {
-	iscsiadm -m node -u > /dev/null 2>&1
-	iscsiadm -m node -o delete > /dev/null 2>&1
-	iscsiadm -m discoverydb -t st -p "$NVMF_TGT_IP:$ISER_PORT" -o delete \
-		> /dev/null 2>&1
-	if [ -n "$ISCSID_PID" ]; then
-		kill "$ISCSID_PID" 2>/dev/null
-		wait "$ISCSID_PID" 2>/dev/null
-		ISCSID_PID=
-	fi
-	mountpoint -q /etc/iscsi && umount /etc/iscsi
-	return 0
-}
-
-# iscsi_discover: sendtargets over the TCP portal, records for both
-# interfaces (default = iscsi_tcp, iser = ib_iser).
-iscsi_discover() {
-	iscsiadm -m discovery -t st -p "$NVMF_TGT_IP:$ISER_PORT" -I iser -I default |
-		tee /tmp/iscsi-disc.log &&
-		grep -q "$ISER_IQN" /tmp/iscsi-disc.log
-}
-
-# iscsi_login IFACE / iscsi_logout IFACE
-iscsi_login() {
-	iscsiadm -m node -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT" -I "$1" --login
-}
-
-iscsi_logout() {
-	iscsiadm -m node -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT" -I "$1" --logout
-}
-
-# iscsi_session_is TRANSPORT: exactly one session, over TRANSPORT.
-iscsi_session_is() {
-	iscsiadm -m session 2>&1 | tee /tmp/iscsi-sess.log
-	[ "$(grep -c . /tmp/iscsi-sess.log)" = 1 ] &&
-		grep -q "^$1: .*$ISER_IQN" /tmp/iscsi-sess.log
-}
-
-# iscsi_disk: the block device of the (one) session's LUN 0, as iscsiadm
-# reports it.
-iscsi_disk() {
-	local d
-	d=$(iscsiadm -m session -P 3 2>/dev/null |
-		sed -n 's/.*Attached scsi disk \([a-z]*\).*/\1/p' | head -n1)
-	[ -n "$d" ] && [ -b "/dev/$d" ] && echo "/dev/$d"
-}
 
 # --- the case -----------------------------------------------------------------
 

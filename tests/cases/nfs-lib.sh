@@ -79,16 +79,19 @@ nfs_unexport() {
 	return 0
 }
 
-# nfs_server_start: knfsd on the rdma port only.  NFSv4's grace and lease
-# periods at their minimum (10 s), so that a restart's grace period costs
-# seconds, not the default 90; they can only be set while nfsd is down.
+# nfs_server_start [TRANSPORT PORT]: knfsd on that one transport (rdma
+# $NFS_PORT unless told; the storage bench also asks for tcp 2049).
+# NFSv4's grace and lease periods at their minimum (10 s), so that a
+# restart's grace period costs seconds, not the default 90; they can only
+# be set while nfsd is down.
 nfs_server_start() {
+	local xprt=${1:-rdma} p=${2:-$NFS_PORT}
 	echo 10 > $NFSD_FS/nfsv4gracetime &&
 	echo 10 > $NFSD_FS/nfsv4leasetime &&
 	echo "-2 +3 +4 +4.1 +4.2" > $NFSD_FS/versions &&
-	echo "rdma $NFS_PORT" > $NFSD_FS/portlist &&
+	echo "$xprt $p" > $NFSD_FS/portlist &&
 	echo 4 > $NFSD_FS/threads || return 1
-	grep -q "^rdma" $NFSD_FS/portlist
+	grep -q "^$xprt" $NFSD_FS/portlist
 }
 
 # nfs_server_stop: "rpc.nfsd 0": no threads, which shuts the service and
@@ -101,14 +104,15 @@ nfs_server_listening() {
 	grep -q "^rdma $NFS_PORT" $NFSD_FS/portlist
 }
 
-# nfs_mount VERS
+# nfs_mount VERS [PROTO PORT]: proto=rdma, port $NFS_PORT unless told
 nfs_mount() {
-	local opts=proto=rdma,port=$NFS_PORT,vers=$1 path=/
+	local proto=${2:-rdma} path=/ opts
+	opts=proto=$proto,port=${3:-$NFS_PORT},vers=$1
 	[ "$1" = 3 ] && opts=$opts,nolock && path=$NFS_EXPORT
 	mkdir -p $NFS_MNT || return 1
 	mount -t nfs -o "$opts" $NFS_SRV_IP:$path $NFS_MNT || return 1
-	# the mount is the RDMA one asked for
-	grep " $NFS_MNT nfs" /proc/mounts | grep -q "proto=rdma" || {
+	# the mount is the transport asked for
+	grep " $NFS_MNT nfs" /proc/mounts | grep -q "proto=$proto" || {
 		grep " $NFS_MNT " /proc/mounts
 		return 1
 	}

@@ -167,6 +167,8 @@ struct side {
 	int ev[32];			/* async events of our QP, by type */
 	uint8_t pdata[64];		/* private data received */
 	uint8_t pdlen;
+	/* the server: its request's; the client: its ESTABLISHED's */
+	uint8_t init_depth, resp_res;
 };
 
 static struct side cli = { .name = "client" }, srv = { .name = "server" };
@@ -241,6 +243,8 @@ static void cm_handle(struct rdma_cm_event *ev)
 		}
 		srv.id = ev->id;
 		srv.requested = true;
+		srv.init_depth = cp->initiator_depth;
+		srv.resp_res = cp->responder_resources;
 		srv.pdlen = cp->private_data_len < sizeof(srv.pdata) ?
 			cp->private_data_len : sizeof(srv.pdata);
 		if (cp->private_data)
@@ -261,6 +265,8 @@ static void cm_handle(struct rdma_cm_event *ev)
 		/* the server end keeps what came with the request */
 		if (s != &cli)
 			break;
+		s->init_depth = cp->initiator_depth;
+		s->resp_res = cp->responder_resources;
 		s->pdlen = cp->private_data_len < sizeof(s->pdata) ?
 			cp->private_data_len : sizeof(s->pdata);
 		if (cp->private_data)
@@ -1761,6 +1767,190 @@ out:
 	check_counts("SGE counts");
 }
 
+/* ---- what the kernel's storage protocols ask of the device -------------- */
+
+#define CAPS_SQ		840	/* ksmbd's send queue (6.1 and 6.12) */
+#define CAPS_SGE	6	/* cifs's and ksmbd's max_send_sge */
+#define CAPS_CHUNK	8	/* bytes per SGE of the Writes */
+
+/*
+ * Documentation/storage.md, "What the protocols ask of the device": the
+ * device's limits as ibv_query_device() reports them; the IRD and ORD the
+ * initiator offered, as rdma_cm hands them to the listener with the
+ * connect request (svcrdma refuses a connection whose initiator_depth is
+ * 0 there; ksmbd compares them with cifs's IRD/ORD private data); a QP
+ * with ksmbd's 840 send WRs and 6 send SGEs: 6-SGE Sends, and the whole
+ * send queue posted at once as one chain of 6-SGE Writes.
+ */
+static void t_caps(void)
+{
+	const struct qp_opts o = { .send_wr = CAPS_SQ, .recv_wr = 64 };
+	struct rdma_conn_param p = conn_param;
+	const size_t wlen = CAPS_SQ * CAPS_SGE * CAPS_CHUNK;
+	char *cbuf = big_alloc(MIB), *sbuf = big_alloc(MIB);
+	char *ref = big_alloc(wlen);
+	struct ibv_send_wr *wr = calloc(CAPS_SQ, sizeof(*wr)), *bad = NULL;
+	struct ibv_sge *sg = calloc(CAPS_SQ * CAPS_SGE, sizeof(*sg));
+	struct ibv_wc wc[64];
+	struct ibv_device_attr da;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	struct ibv_mr *cmr, *smr;
+	struct ibv_sge rs;
+	uint32_t i, j, csge, ssge, cwr, swr;
+	int got, good;
+
+	if (!cbuf || !sbuf || !ref || !wr || !sg)
+		goto out;
+	if (!conn_resolve()) {
+		ok(false, "caps: address and route resolved");
+		goto out;
+	}
+	if (ibv_query_device(cli.id->verbs, &da)) {
+		ok(false, "caps: ibv_query_device: %s", strerror(errno));
+		goto out;
+	}
+	ok(da.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS,
+	   "caps: IBV_DEVICE_MEM_MGT_EXTENSIONS (fast registration; flags %#x)",
+	   da.device_cap_flags);
+	ok(da.max_sge >= CAPS_SGE, "caps: max_sge %d >= %d", da.max_sge,
+	   CAPS_SGE);
+	ok(da.max_qp_wr >= CAPS_SQ && da.max_cqe >= CAPS_SQ,
+	   "caps: max_qp_wr %d, max_cqe %d >= %d", da.max_qp_wr, da.max_cqe,
+	   CAPS_SQ);
+	ok(da.max_qp_rd_atom >= 1 && da.max_qp_init_rd_atom >= 1,
+	   "caps: max_qp_rd_atom %d, max_qp_init_rd_atom %d >= 1",
+	   da.max_qp_rd_atom, da.max_qp_init_rd_atom);
+	diag("caps: max_sge_rd %d, max_mr %d, max_mr_size %" PRIu64,
+	     da.max_sge_rd, da.max_mr, (uint64_t)da.max_mr_size);
+	if (!side_setup(&cli, &o)) {
+		ok(false, "caps: the client's QP with %d send WRs", CAPS_SQ);
+		goto out;
+	}
+	/* distinct values, so that swapping them shows */
+	p.initiator_depth = 3;
+	p.responder_resources = 5;
+	if (rdma_connect(cli.id, &p) || !wait_flag(&srv.requested, NULL, T_CM)) {
+		ok(false, "caps: connect request at the server");
+		goto out;
+	}
+	/*
+	 * rdma_cm on iWARP: initiator_depth = the event's IRD, which kiwi
+	 * takes from the initiator's MPA v2 IRD (cxgb4 does the same); siw
+	 * reports its own limits.
+	 */
+	ok(srv.init_depth > 0 && srv.resp_res > 0,
+	   "caps: the connect request's initiator_depth %u and responder_resources %u are > 0",
+	   srv.init_depth, srv.resp_res);
+	if (!peer_siw)
+		ok(srv.init_depth == 5 && srv.resp_res == 3,
+		   "caps: they are the initiator's IRD (5) and ORD (3) (got %u, %u)",
+		   srv.init_depth, srv.resp_res);
+	if (!side_setup(&srv, &o) || !conn_accept(NULL, 0)) {
+		ok(false, "caps: connection established");
+		goto out;
+	}
+	diag("caps: client's ESTABLISHED: initiator_depth %u responder_resources %u",
+	     cli.init_depth, cli.resp_res);
+	ibv_query_qp(cli.qp, &a, IBV_QP_CAP, &ia);
+	csge = ia.cap.max_send_sge;
+	cwr = ia.cap.max_send_wr;
+	ibv_query_qp(srv.qp, &a, IBV_QP_CAP, &ia);
+	ssge = ia.cap.max_send_sge;
+	swr = ia.cap.max_send_wr;
+	ok(csge >= CAPS_SGE && ssge >= CAPS_SGE && cwr >= CAPS_SQ &&
+	   swr >= CAPS_SQ,
+	   "caps: both QPs have >= %d send WRs and >= %d send SGEs (%u/%u, %u/%u)",
+	   CAPS_SQ, CAPS_SGE, cwr, csge, swr, ssge);
+	if (csge < CAPS_SGE || cwr < CAPS_SQ)
+		goto out;
+	cmr = side_reg(&cli, cbuf, MIB, IBV_ACCESS_LOCAL_WRITE);
+	smr = side_reg(&srv, sbuf, MIB, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
+	if (!cmr || !smr)
+		goto out;
+	fill(cbuf, MIB, 840);
+
+	/* 64 Sends of 6 SGEs each (100 bytes from 6 places) */
+	for (i = 0; i < 64; i++) {
+		rs = sge(smr, sbuf + i * 1024, 1024);
+		post_recv(srv.qp, 1000 + i, &rs, 1);
+	}
+	for (i = 0; i < 64; i++) {
+		for (j = 0; j < CAPS_SGE; j++)
+			sg[i * CAPS_SGE + j] = sge(cmr, cbuf + 65536 * j +
+						   i * 100, 100);
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = 2000 + i, .opcode = IBV_WR_SEND,
+			.sg_list = &sg[i * CAPS_SGE], .num_sge = CAPS_SGE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.next = i + 1 < 64 ? &wr[i + 1] : NULL,
+		};
+	}
+	ok(!ibv_post_send(cli.qp, wr, &bad),
+	   "caps: 64 Sends of %d SGEs posted in one chain", CAPS_SGE);
+	got = poll_n(cli.scq, wc, 64, T_WC);
+	for (i = 0, good = 0; i < (uint32_t)got; i++)
+		good += wc[i].status == IBV_WC_SUCCESS;
+	ok(got == 64 && good == 64, "caps: the 64 Sends complete (%d, %d good)",
+	   got, good);
+	got = poll_n(srv.rcq, wc, 64, T_WC);
+	for (i = 0, good = 0; i < (uint32_t)got; i++) {
+		char *r = sbuf + (wc[i].wr_id - 1000) * 1024;
+
+		for (j = 0; j < CAPS_SGE; j++)
+			if (memcmp(r + 100 * j, cbuf + 65536 * j +
+				   (wc[i].wr_id - 1000) * 100, 100))
+				break;
+		good += wc[i].status == IBV_WC_SUCCESS &&
+			wc[i].byte_len == 100 * CAPS_SGE && j == CAPS_SGE;
+	}
+	ok(got == 64 && good == 64,
+	   "caps: 64 receives of 600 bytes, each the 6 pieces in order (%d, %d good)",
+	   got, good);
+
+	/*
+	 * The whole send queue at once: 840 Writes, 6 SGEs each taken in
+	 * reverse order, only the last signaled.
+	 */
+	for (i = 0; i < CAPS_SQ; i++) {
+		for (j = 0; j < CAPS_SGE; j++) {
+			char *src = cbuf + ((i * CAPS_SGE + CAPS_SGE - 1 - j) *
+					    CAPS_CHUNK);
+
+			sg[i * CAPS_SGE + j] = sge(cmr, src, CAPS_CHUNK);
+			memcpy(ref + (i * CAPS_SGE + j) * CAPS_CHUNK, src,
+			       CAPS_CHUNK);
+		}
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = 3000 + i, .opcode = IBV_WR_RDMA_WRITE,
+			.sg_list = &sg[i * CAPS_SGE], .num_sge = CAPS_SGE,
+			.send_flags = i + 1 < CAPS_SQ ? 0 : IBV_SEND_SIGNALED,
+			.next = i + 1 < CAPS_SQ ? &wr[i + 1] : NULL,
+		};
+		wr[i].wr.rdma.rkey = smr->rkey;
+		wr[i].wr.rdma.remote_addr = (uintptr_t)sbuf + 131072 +
+			i * CAPS_SGE * CAPS_CHUNK;
+	}
+	ok(!ibv_post_send(cli.qp, wr, &bad),
+	   "caps: %d Writes of %d SGEs posted in one chain", CAPS_SQ,
+	   CAPS_SGE);
+	expect_wc(cli.scq, 3000 + CAPS_SQ - 1, IBV_WC_SUCCESS, -1, T_WC,
+		  "caps: the last (signaled) Write");
+	ok(diff_at(sbuf + 131072, ref, wlen) < 0,
+	   "caps: the %zu bytes written are the gathered bytes", wlen);
+	ok(cq_quiet(cli.scq, 100), "caps: nothing else completes");
+	expect_state(&cli, IBV_QPS_RTS, "after the full send queue");
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	free(ref);
+	free(wr);
+	free(sg);
+	check_counts("device capabilities");
+}
+
 /* ---- large and odd sizes ------------------------------------------------ */
 
 static void t_large(void)
@@ -2445,6 +2635,8 @@ int main(int argc, char **argv)
 		t_zero();
 	if (want("sge"))
 		t_sge();
+	if (want("caps"))
+		t_caps();
 	if (want("large"))
 		t_large();
 	if (want("kill")) {

@@ -1,0 +1,279 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Storage benchmark (a benchmark, not a test: it passes or fails nothing):
+# iSER against iSCSI over TCP, and NFS over RDMA against NFS over TCP, the
+# RDMA ones over kiwi and over the reference siw.  One VM boot, both ends
+# in init_net on nvmeof-lib's veth pair with crossed routes (the bytes
+# cross the veth), the same backstore and path for every transport:
+#   iSCSI: LIO (configfs), a ramdisk LUN; open-iscsi's initiator through
+#          the "iser" interface (ib_iser) or "default" (iscsi_tcp)
+#   NFS:   knfsd exporting a tmpfs, NFSv4.2, mounted with proto=rdma (port
+#          20049) or proto=tcp (2049); the file is written on the server
+# Rounds rotate the order of the three transports (kiwi, siw, tcp), so
+# that a drift in the host's load hits all alike.  Each run: links (RDMA
+# only), login or mount, then fio with the page cache bypassed:
+#   rand4k:   4 KiB random read, iodepth 32     -> IOPS
+#   seqrd128k: 128 KiB sequential read, iodepth 16  -> MiB/s
+#   seqwr128k: 128 KiB sequential write, iodepth 16 -> MiB/s
+# then logout or unmount, links removed.  Medians over the rounds, the
+# ratios kiwi/TCP and kiwi/siw, CSV and PNG in tests/bench/out/, the
+# table in Documentation/benchmarks.md.
+#
+# LIO gives every iSER portal a TCP twin on the same address and port,
+# and an iWARP listener is a host TCP socket: they collide unless the port
+# mapper moves the RDMA listener (kiwi's port_map).  siw cannot have its
+# port mapped, so the RDMA runs (kiwi's too, alike) use a second portal,
+# port 3262, whose TCP twin is made from a scratch network namespace where
+# nobody reaches it (LIO's socket lives in its creator's namespace); the
+# TCP runs use the first portal, 3260.
+#
+# Usage (on the host, after `make module`):
+#   tests/bench/storage.sh [--runs N] [--runtime SEC] [--ramp SEC] [--no-doc]
+# Defaults: 5 rounds, 10 s per fio run after a 2 s ramp.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+runs=5
+runtime=10
+ramp=2
+doc=1
+guest=0
+csv=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=$2; shift ;;
+	--runtime) runtime=$2; shift ;;
+	--ramp) ramp=$2; shift ;;
+	--no-doc) doc=0 ;;
+	--guest) guest=1; csv=$2; shift ;;
+	-h|--help) sed -n '3,34p' "$0"; exit 0 ;;
+	*) echo "storage.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+BENCH_MB=64
+TRANSPORTS="kiwi siw tcp"
+
+# ---------------------------------------------------------------- guest side
+
+# fio_one NAME FILE RW BS DEPTH -> "iops MiB/s" of the job's side
+fio_one() {
+	local rw=$3 side=read
+	[ "$rw" = write ] && side=write
+	fio --name="$1" --filename="$2" --direct=1 --ioengine=libaio \
+		--rw="$rw" --bs="$4" --iodepth="$5" --numjobs=1 \
+		--time_based --runtime="$runtime" --ramp_time="$ramp" \
+		--size=${BENCH_MB}M --output-format=json \
+		--output=/tmp/bench-fio.json > /dev/null 2>&1 || return 1
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+if j.get("error"):
+	sys.exit(1)
+r = j[sys.argv[2]]
+print("%.1f %.2f" % (r["iops"], r["bw_bytes"] / 1048576))
+' /tmp/bench-fio.json "$side"
+}
+
+# fio_all ROUND PROTO TRANSPORT FILE: the three jobs, into the CSV
+fio_all() {
+	local r=$1 pr=$2 t=$3 f=$4 v
+	if v=$(fio_one rand4k "$f" randread 4k 32); then
+		set -- $v
+		echo "$r,$pr,$t,rand4k,$1,IOPS" >> "$csv"
+	else
+		echo "$r,$pr,$t,rand4k,fail,IOPS" >> "$csv"
+	fi
+	if v=$(fio_one seqrd128k "$f" read 128k 16); then
+		set -- $v
+		echo "$r,$pr,$t,seqrd128k,$2,MiB/s" >> "$csv"
+	else
+		echo "$r,$pr,$t,seqrd128k,fail,MiB/s" >> "$csv"
+	fi
+	if v=$(fio_one seqwr128k "$f" write 128k 16); then
+		set -- $v
+		echo "$r,$pr,$t,seqwr128k,$2,MiB/s" >> "$csv"
+	else
+		echo "$r,$pr,$t,seqwr128k,fail,MiB/s" >> "$csv"
+	fi
+}
+
+fail_run() {
+	local r=$1 pr=$2 t=$3 x
+	echo "bench: round $r $pr $t: set-up failed:" >&2
+	sed 's/^/  /' /tmp/bench-setup.out >&2
+	for x in rand4k,IOPS seqrd128k,MiB/s seqwr128k,MiB/s; do
+		echo "$r,$pr,$t,${x%,*},fail,${x#*,}" >> "$csv"
+	done
+}
+
+links_add() {
+	nvmf_link_add $NVMF_HOST_DEV "$1" $NVMF_HOST_NETDEV &&
+		nvmf_link_add $NVMF_TGT_DEV "$1" $NVMF_TGT_NETDEV
+}
+
+# The second portal ($NP2) and its TCP twin out of the way (see the top).
+HIDE_NS=kiwibenchhide
+ISER_PORT2=3262
+NP2=	# under $TPG, once iser-lib.sh is sourced
+portal2_setup() {
+	ip netns add $HIDE_NS &&
+	ip netns exec $HIDE_NS sysctl -qw net.ipv4.ip_nonlocal_bind=1 &&
+	nsenter --net=/var/run/netns/$HIDE_NS mkdir "$NP2" &&
+	! ss -Htln "src $NVMF_TGT_IP:$ISER_PORT2" | grep -q .
+}
+
+portal2_iser() {
+	echo "$1" > "$NP2/iser" && [ "$(cat "$NP2/iser")" = "$1" ]
+}
+
+portal2_teardown() {
+	[ -e "$NP2/iser" ] && [ "$(cat "$NP2/iser")" = 1 ] && echo 0 > "$NP2/iser"
+	[ -d "$NP2" ] && rmdir "$NP2"
+	ip netns del $HIDE_NS 2>/dev/null
+	return 0
+}
+
+iscsi_run() {
+	local r=$1 t=$2 iface=iser port=$ISER_PORT2 dev t0=$SECONDS
+	[ "$t" = tcp ] && iface=default port=$ISER_PORT
+	if ! {
+		if [ "$t" != tcp ]; then links_add "$t" && portal2_iser 1; fi &&
+		iscsi_login $iface $port &&
+		iscsi_session_is "$([ "$t" = tcp ] && echo tcp || echo iser)" &&
+		wait_for 30 iscsi_disk > /dev/null; } > /tmp/bench-setup.out 2>&1; then
+		fail_run "$r" iscsi "$t"
+	else
+		dev=$(iscsi_disk)
+		fio_all "$r" iscsi "$t" "$dev"
+	fi
+	{
+		iscsi_logout $iface $port
+		[ "$t" = tcp ] || { portal2_iser 0; nvmf_links_del; }
+	} > /dev/null 2>&1
+	echo "bench: round $r iscsi $t done in $((SECONDS - t0)) s: $(tail -n 3 "$csv" | tr '\n' ' ')"
+}
+
+nfs_run() {
+	local r=$1 t=$2 xprt=rdma port=$NFS_PORT t0=$SECONDS
+	[ "$t" = tcp ] && xprt=tcp port=2049
+	if ! {
+		if [ "$t" != tcp ]; then links_add "$t"; fi &&
+		nfs_server_start $xprt $port &&
+		nfs_mount 4.2 $xprt $port; } > /tmp/bench-setup.out 2>&1; then
+		fail_run "$r" nfs "$t"
+	else
+		fio_all "$r" nfs "$t" $NFS_MNT/bench.dat
+	fi
+	{
+		nfs_umount_force
+		rpc.nfsd 0
+		[ "$t" = tcp ] || nvmf_links_del
+	} > /dev/null 2>&1
+	echo "bench: round $r nfs $t done in $((SECONDS - t0)) s: $(tail -n 3 "$csv" | tr '\n' ' ')"
+}
+
+# order ROUND: the transports rotated by the round number
+order() {
+	local n=$(($1 % 3))
+	set -- $TRANSPORTS
+	case $n in
+	1) echo "$1 $2 $3" ;;
+	2) echo "$2 $3 $1" ;;
+	0) echo "$3 $1 $2" ;;
+	esac
+}
+
+guest_cleanup() {
+	iscsi_stop
+	portal2_teardown
+	lio_teardown > /dev/null 2>&1
+	nfs_cleanup_all > /dev/null 2>&1
+}
+
+guest_main() {
+	. "$root/tests/cases/lib.sh"
+	. "$root/tests/cases/nvmeof-lib.sh"
+	. "$root/tests/cases/iser-lib.sh"
+	. "$root/tests/cases/nfs-lib.sh"
+	local r t
+	NP2=$TPG/np/$NVMF_TGT_IP:$ISER_PORT2
+	ISER_MB=$BENCH_MB
+	NFS_EXPORT_MB=$((BENCH_MB + 32))
+	trap guest_cleanup EXIT
+	echo "round,proto,transport,test,value,unit" > "$csv"
+	{
+		echo "# kernel $(uname -r)"
+		echo "# guest cpus $(nproc)"
+	} >> "$csv.meta"
+	nvmf_net_setup || { echo "bench: network setup failed" >&2; exit 1; }
+	kiwi_load && siw_load || exit 1
+
+	# iSCSI: the ramdisk, the TCP portal (3260), the RDMA portal (3262)
+	lio_setup || { echo "bench: LIO setup failed" >&2; exit 1; }
+	modprobe ib_isert || exit 1
+	portal2_setup || { echo "bench: second portal failed" >&2; exit 1; }
+	iscsi_start || { echo "bench: iscsid failed" >&2; exit 1; }
+	# discovery over TCP only: through the iser interface open-iscsi
+	# would discover over iSER, and no RDMA link exists yet
+	wait_for 10 sh -c "ss -Htln 'src $NVMF_TGT_IP:$ISER_PORT' | grep -q ." &&
+	iscsiadm -m discovery -t st -p "$NVMF_TGT_IP:$ISER_PORT" -I default |
+		grep -q "$ISER_IQN" || { echo "bench: discovery failed" >&2; exit 1; }
+	# the iser interface's record for the RDMA portal
+	iscsiadm -m node -o new -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT2" \
+		-I iser > /dev/null || { echo "bench: iser node record failed" >&2; exit 1; }
+	for r in $(seq 1 "$runs"); do
+		for t in $(order "$r"); do
+			iscsi_run "$r" "$t"
+		done
+	done
+	iscsi_stop
+	portal2_teardown
+	lio_teardown > /dev/null 2>&1
+
+	# NFS: a tmpfs export holding the file, written once on the server
+	nfs_daemons_start && nfs_export || { echo "bench: NFS setup failed" >&2; exit 1; }
+	dd if=/dev/urandom of=$NFS_EXPORT/bench.dat bs=1M count=$BENCH_MB \
+		status=none || exit 1
+	for r in $(seq 1 "$runs"); do
+		for t in $(order "$r"); do
+			nfs_run "$r" "$t"
+		done
+	done
+	nfs_cleanup_all > /dev/null 2>&1
+	trap - EXIT
+}
+
+if [ $guest = 1 ]; then
+	guest_main
+	exit 0
+fi
+
+# ----------------------------------------------------------------- host side
+[ -f "$root/kiwi.ko" ] || { echo "storage.sh: build kiwi.ko first (make module)" >&2; exit 1; }
+"$root/tests/vm/build-siw.sh" || exit 1
+mkdir -p "$here/out"
+stamp=$(date -u +%Y%m%d-%H%M%S)
+csv=$here/out/storage-$stamp.csv
+png=$here/out/storage-$stamp.png
+rm -f "$csv" "$csv.meta"
+# per run: links, login or mount (slow under TCG) and three fio jobs
+tmo=$((runs * 6 * (3 * (runtime + ramp + 5) + 150) + 600))
+"$root/tests/vm/vm-run.sh" --timeout "$tmo" -- \
+	bash "$root/tests/bench/storage.sh" --runs "$runs" --runtime "$runtime" \
+	--ramp "$ramp" --guest "$csv"
+rc=$?
+[ -s "$csv" ] || { echo "storage.sh: no results (vm-run status $rc)" >&2; exit 1; }
+[ $rc = 0 ] || echo "storage.sh: warning: vm-run exited with status $rc" >&2
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+kernel=$(sed -n 's/^# kernel //p' "$csv.meta")
+python3 "$here/storage-report.py" "$csv" "$png" \
+	"$root/Documentation/benchmarks.md" "$doc" "$cpu" "$kernel" "$runs" \
+	"$runtime" "$ramp" \
+	"$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- drivers || echo ' with uncommitted driver changes'), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')" \
+	"$(awk '{ print $1 }' /proc/loadavg)"
