@@ -45,9 +45,11 @@ rm -rf "$src"
 mkdir -p "$src" "$dst"
 top=$(basename "$tarball" .tar.xz)
 # fs/smb/{client,server,common} (6.1.y has the 6.4 layout too); ksmbd's
-# vfs.c includes fs/internal.h; the ASN.1 compiler's source.
-tar -xJf "$tarball" -C "$src" --strip-components=1 \
-	"$top/fs/smb" "$top/fs/internal.h" "$top/scripts/asn1_compiler.c" \
+# vfs.c includes fs/internal.h, 6.12's cifs fs/nls/nls_ucs2_utils.h; the
+# ASN.1 compiler's source.
+tar -xJf "$tarball" -C "$src" --strip-components=1 --wildcards \
+	"$top/fs/smb" "$top/fs/internal.h" "$top/fs/nls/*" \
+	"$top/scripts/asn1_compiler.c" \
 	"$top/include/linux/asn1.h" "$top/include/linux/asn1_ber_bytecode.h"
 for d in client server; do
 	[ -f "$src/fs/smb/$d/Makefile" ] ||
