@@ -221,8 +221,11 @@ done
 # The bench first proves that it reports every kind of failure.
 tap_stage bench 900 tests/vm/selftest.sh
 step vm "build the reference siw.ko (tests/vm/build-siw.sh)" tests/vm/build-siw.sh
-# The full matrix also pairs kiwi with a siw that asks for CRC.
+# The full matrix also pairs kiwi with a siw that asks for CRC, and runs
+# 54-smb (Debian builds cifs and ksmbd without SMB Direct).
 if [ -n "${KIWI_FULL:-}" ]; then
+	step vm "build cifs.ko and ksmbd.ko with SMB Direct (tests/vm/build-smb.sh)" \
+		tests/vm/build-smb.sh
 	step vm "build the CRC-asking siw.ko (tests/bench/build-siw-crc.sh)" \
 		tests/bench/build-siw-crc.sh
 fi
@@ -240,6 +243,11 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 	tap_stage 6.12/host/dkms 900 tests/host/dkms.sh "$kv612"
 	step 6.12/build "the reference siw.ko (tests/vm/build-siw.sh)" \
 		tests/vm/build-siw.sh
+	if [ -n "${KIWI_FULL:-}" ] && { [ "$cases_612" = all ] ||
+		[[ " $cases_612 " == *" 54-smb "* ]]; }; then
+		step 6.12/build "cifs.ko and ksmbd.ko with SMB Direct (tests/vm/build-smb.sh)" \
+			tests/vm/build-smb.sh
+	fi
 	if [ -n "${KIWI_FULL:-}" ]; then
 		step 6.12/build "the CRC-asking siw.ko (tests/bench/build-siw-crc.sh)" \
 			tests/bench/build-siw-crc.sh

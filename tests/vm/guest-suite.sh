@@ -38,6 +38,12 @@ reset_state() {
 for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	[ -x "$c" ] || continue
 	name=$(basename "$c" .sh)
+	# "# full-only" in a case's header: the fuller target's alone
+	if [ "${KIWI_FULL:-0}" != 1 ] &&
+		head -n 12 "$c" | grep -q '^# full-only'; then
+		echo "# $name: in the fuller target only (KIWI_FULL=1)"
+		continue
+	fi
 	tmo=$(tests/vm/case-timeout.sh "$c")
 	before=$(dmesg | wc -l)
 	echo "=== begin $name (timeout ${tmo}s)"
