@@ -876,6 +876,14 @@ static int rq_term(struct run *r, struct buf *b)
 	return 0;
 }
 
+/* nothing at all: the scenario is how the stream ends (cut) */
+static int rq_nothing(struct run *r, struct buf *b)
+{
+	(void)r;
+	(void)b;
+	return 0;
+}
+
 /* access violation: kiwi blames its oldest outstanding WR */
 static int rq_term_access(struct run *r, struct buf *b)
 {
@@ -1107,6 +1115,17 @@ static const struct scen scens[] = {
 	  .phase = PH_FPDU, .out = OUT_REQ, .err = KIWI_ERR_MPA_RTR,
 	  .recvs = -1, .no_markers = true, .before_rtr = true,
 	  .fpdu = rq_term },
+	/*
+	 * The responder has accepted and waits for our RTR when our FIN comes
+	 * instead: kiwi must flush the victim's WRs and close.  (siw, 6.1 and
+	 * 6.12, reports this to iw_cm as a close of a connection it never
+	 * established, and iw_cm BUG()s: 40-adversary's KIWI_SIW_RTR_BUG.)
+	 */
+	{ .name = "req-fin-before-rtr",
+	  .what = "a FIN instead of the RTR, the victim's WRs held",
+	  .phase = PH_FPDU, .out = OUT_REQ, .err = KIWI_OK, .cut = CUT_FIN,
+	  .recvs = -1, .no_markers = true, .before_rtr = true,
+	  .fpdu = rq_nothing },
 	RQ("req-rresp-cut-rst", "half a Read Response, then a reset", KIWI_OK,
 	   CUT_RST, rq_rresp_cut),
 	RQ("req-rresp-cut-fin", "half a Read Response, then a FIN", KIWI_OK,

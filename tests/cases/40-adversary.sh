@@ -109,6 +109,37 @@ tap_check "veth1 moved into netns $ns with 198.18.0.2/24" veth_ns_move "$ns"
 tap_check "rdma link add $dev type kiwi netdev veth0" \
 	rdma link add "$dev" type kiwi netdev veth0
 
+# KIWI_SIW_RTR_BUG=1: instead, the reproducer of a siw bug (6.1 and 6.12;
+# Documentation/testing.md, "Two hosts").  The victim listens on a siw
+# device; the adversary sends a valid MPA Request offering a Write RTR,
+# takes siw's Reply and closes where the RTR was due.  siw, accepted and
+# waiting for the RTR, reports DISCONNECT and CLOSE for a connection it
+# never reported established, and iw_cm's cm_close_handler() BUG()s on
+# the state CONN_RECV.  Expect the guest to panic: opt-in.
+if [ "${KIWI_SIW_RTR_BUG:-0}" = 1 ]; then
+	rdma link del "$dev"
+	dev=siwadv
+	tap_check "siw.ko loads" siw_load
+	tap_check "rdma link add $dev type siw netdev veth0" \
+		rdma link add "$dev" type siw netdev veth0
+	"$vic" -a "$addr" -p "$port" -d "$dev" --info "$tmp/info" --recvs 4 \
+		--recv-len 1024 --ird 4 --ord 4 > "$tmp/victim.log" 2>&1 &
+	vpid=$!
+	wait_alive 30 "$vpid" test -s "$tmp/info"
+	tap_check "victim listens on $addr:$port ($dev)" test -s "$tmp/info"
+	ip netns exec "$ns" "$adv" -a "$addr" -p "$port" \
+		--victim-file "$tmp/info" --crc off --kiwi-crc off \
+		--kiwi-ird 4 --kiwi-ord 4 --tag siw --timeout 20 \
+		--only req-fin-before-rtr > "$tmp/adv-siw.tap" 2>&1
+	tap_diag "$(cat "$tmp/adv-siw.tap")"
+	# the guest has panicked by now if siw still has the bug
+	sleep 5
+	tap_check "the kernel survived a FIN instead of the RTR" \
+		grep -q . /proc/version
+	tap_done
+	exit
+fi
+
 sysfs=/sys/class/infiniband/$dev
 # set_policy CRC MARKERS: kiwi's MPA policy for new connections (issue 4's
 # names)
