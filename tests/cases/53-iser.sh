@@ -242,6 +242,6 @@ fi
 
 tap_check "iscsid stopped, node records removed" iscsi_stop
 tap_check "LIO target removed" lio_teardown
-iwpmd_stop
+tap_check "no iwpmd left running" iwpmd_stop
 tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
 tap_done

@@ -29,11 +29,17 @@ iwpmd_start() {
 	}
 }
 
+# Every iwpmd, not only the last one started.  One left running keeps the
+# kernel's port-mapper client registered, and every later rdma_cm connect
+# then waits 10 s for a mapping that the peer's (absent) iwpmd never
+# answers: 65-apps ran out of time after 53-iser on 6.12.
 iwpmd_stop() {
-	[ -n "$IWPMD_PID" ] || return 0
-	kill "$IWPMD_PID" 2>/dev/null
-	wait "$IWPMD_PID" 2>/dev/null
 	IWPMD_PID=
+	pkill -x iwpmd 2>/dev/null || return 0
+	wait_for 10 sh -c '! pgrep -x iwpmd' && return 0
+	echo "iwpmd_stop: iwpmd outlived SIGTERM; SIGKILL" >&2
+	pkill -9 -x iwpmd
+	wait_for 10 sh -c '! pgrep -x iwpmd'
 }
 
 # --- the LIO target -----------------------------------------------------------

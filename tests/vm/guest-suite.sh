@@ -27,6 +27,13 @@ reset_state() {
 		echo "# $name: left link $l behind; deleting it"
 		rdma link del "$l" 2>/dev/null
 	done
+	# a daemon left behind changes what later cases see (iwpmd: every
+	# connect waits on the port mapper)
+	for l in iwpmd iscsid ksmbd.mountd rpc.mountd; do
+		pgrep -x "$l" > /dev/null || continue
+		echo "# $name: left $l running; killing it"
+		pkill -9 -x "$l"
+	done
 	ip -all netns delete 2>/dev/null
 	ip link del veth0 2>/dev/null
 	if [ -d /sys/module/siw ]; then
