@@ -1117,9 +1117,8 @@ static const struct scen scens[] = {
 	  .fpdu = rq_term },
 	/*
 	 * The responder has accepted and waits for our RTR when our FIN comes
-	 * instead: kiwi must flush the victim's WRs and close.  (siw, 6.1 and
-	 * 6.12, reports this to iw_cm as a close of a connection it never
-	 * established, and iw_cm BUG()s: 40-adversary's KIWI_SIW_RTR_BUG.)
+	 * instead: kiwi must flush the victim's WRs and close.  (Also run
+	 * against siw by 40-adversary's KIWI_SIW_RTR_BUG probe.)
 	 */
 	{ .name = "req-fin-before-rtr",
 	  .what = "a FIN instead of the RTR, the victim's WRs held",
