@@ -57,8 +57,8 @@ static const struct kiwi_knob {
 	[KIWI_POL_P2P] = { .names = kiwi_pol_bool },
 	[KIWI_POL_RTR] = { .names = kiwi_pol_rtr },
 	[KIWI_POL_MARKERS] = { .names = kiwi_pol_bool },
-	[KIWI_LLP_USER_TIMEOUT] = { .max = KIWI_TIMEOUT_MAX_MS },
-	[KIWI_LLP_KEEPALIVE] = { .max = MAX_TCP_KEEPIDLE },
+	[KIWI_TCP_USER_TIMEOUT] = { .max = KIWI_TIMEOUT_MAX_MS },
+	[KIWI_TCP_KEEPALIVE] = { .max = MAX_TCP_KEEPIDLE },
 };
 
 static struct kiwi_cm_knobs kiwi_knob_default = {
@@ -75,8 +75,8 @@ static struct kiwi_cm_knobs kiwi_knob_default = {
 		 * default would take about 15 minutes and never notice an
 		 * idle one.
 		 */
-		[KIWI_LLP_USER_TIMEOUT] = 30000,
-		[KIWI_LLP_KEEPALIVE] = 30,
+		[KIWI_TCP_USER_TIMEOUT] = 30000,
+		[KIWI_TCP_KEEPALIVE] = 30,
 	},
 };
 
@@ -257,8 +257,8 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 void kiwi_cep_llp_opts(struct kiwi_cep *cep)
 {
 	struct sock *sk = cep->sock->sk;
-	unsigned int ut = READ_ONCE(cep->cdev->knobs.v[KIWI_LLP_USER_TIMEOUT]);
-	unsigned int ka = READ_ONCE(cep->cdev->knobs.v[KIWI_LLP_KEEPALIVE]);
+	unsigned int ut = READ_ONCE(cep->cdev->knobs.v[KIWI_TCP_USER_TIMEOUT]);
+	unsigned int ka = READ_ONCE(cep->cdev->knobs.v[KIWI_TCP_KEEPALIVE]);
 
 	tcp_sock_set_user_timeout(sk, ut);
 	if (!ka)

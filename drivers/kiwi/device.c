@@ -379,8 +379,8 @@ static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX] = {
 	[KIWI_POL_P2P] = KIWI_KNOB_ATTR(mpa_p2p),
 	[KIWI_POL_RTR] = KIWI_KNOB_ATTR(mpa_rtr),
 	[KIWI_POL_MARKERS] = KIWI_KNOB_ATTR(mpa_markers),
-	[KIWI_LLP_USER_TIMEOUT] = KIWI_KNOB_ATTR(tcp_user_timeout_ms),
-	[KIWI_LLP_KEEPALIVE] = KIWI_KNOB_ATTR(tcp_keepalive_s),
+	[KIWI_TCP_USER_TIMEOUT] = KIWI_KNOB_ATTR(tcp_user_timeout_ms),
+	[KIWI_TCP_KEEPALIVE] = KIWI_KNOB_ATTR(tcp_keepalive_s),
 };
 
 static ssize_t kiwi_knob_show(struct device *dev,
@@ -439,8 +439,8 @@ static struct attribute *kiwi_dev_attrs[] = {
 	&kiwi_knob_attrs[KIWI_POL_P2P].attr,
 	&kiwi_knob_attrs[KIWI_POL_RTR].attr,
 	&kiwi_knob_attrs[KIWI_POL_MARKERS].attr,
-	&kiwi_knob_attrs[KIWI_LLP_USER_TIMEOUT].attr,
-	&kiwi_knob_attrs[KIWI_LLP_KEEPALIVE].attr,
+	&kiwi_knob_attrs[KIWI_TCP_USER_TIMEOUT].attr,
+	&kiwi_knob_attrs[KIWI_TCP_KEEPALIVE].attr,
 	&dev_attr_port_map.attr,
 	NULL
 };

@@ -26,7 +26,7 @@
  */
 static enum kiwi_cm_knob kiwi_param_knobs[KIWI_KNOB_MAX] = {
 	KIWI_POL_CRC, KIWI_POL_REV, KIWI_POL_P2P, KIWI_POL_RTR,
-	KIWI_POL_MARKERS, KIWI_LLP_USER_TIMEOUT, KIWI_LLP_KEEPALIVE,
+	KIWI_POL_MARKERS, KIWI_TCP_USER_TIMEOUT, KIWI_TCP_KEEPALIVE,
 };
 
 static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
@@ -61,11 +61,11 @@ module_param_cb(mpa_markers, &kiwi_param_knob_ops,
 		&kiwi_param_knobs[KIWI_POL_MARKERS], 0644);
 MODULE_PARM_DESC(mpa_markers, "ask the peer for MPA Markers: 0 or 1 (default 0)");
 module_param_cb(tcp_user_timeout_ms, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_LLP_USER_TIMEOUT], 0644);
+		&kiwi_param_knobs[KIWI_TCP_USER_TIMEOUT], 0644);
 MODULE_PARM_DESC(tcp_user_timeout_ms,
 		 "a connection whose sent data stays unacknowledged this long fails; 0: TCP's own limit (default 30000)");
 module_param_cb(tcp_keepalive_s, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_LLP_KEEPALIVE], 0644);
+		&kiwi_param_knobs[KIWI_TCP_KEEPALIVE], 0644);
 MODULE_PARM_DESC(tcp_keepalive_s,
 		 "keepalive probes after this many idle seconds, then 3 more a third of it apart; 0: off (default 30)");
 
