@@ -345,30 +345,15 @@ static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
 }
 
 /*
- * With both engines stopped: complete everything outstanding as flushed,
- * oldest first (Reads in flight, the WR being sent, the SQ ring; the
- * Receive being filled, the RQ ring) and drop the MR references held.
- * The oldest WR in flight takes the status a received Terminate left.
+ * Reads in ORD and the completions of the batch TCP did not take in full
+ * (its WRs did not all leave), merged in SQ order.  Under qp->lock.
  */
-void kiwi_qp_flush_all(struct kiwi_qp *qp)
+static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
+				 u8 *st)
 {
-	struct kiwi_txs *txs = qp->txs;
-	unsigned long flags;
-	u8 rst = IB_WC_WR_FLUSH_ERR;
-	u8 st;
-	int i;
+	int i = 0;
 
-	lockdep_assert_held(&qp->stop_mutex);
-	spin_lock_irqsave(&qp->lock, flags);
-	kiwi_qp_state_set(qp, IB_QPS_ERR);
-	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
-	qp->term_status = IB_WC_SUCCESS;
-	/*
-	 * Reads in ORD and the completions of the batch TCP did not take
-	 * in full (its WRs did not all leave), merged in SQ order.
-	 */
-	for (i = 0; qp->ord_tail != qp->ord_head ||
-		    (txs && i < txs->nwc);) {
+	while (qp->ord_tail != qp->ord_head || (txs && i < txs->nwc)) {
 		struct kiwi_ord_ent *e =
 			&qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
 
@@ -383,10 +368,10 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 				kiwi_cq_push(qp->scq, wc);
 			else
 				kiwi_flush_wc(qp->scq, qp, wc->id, wc->opcode,
-					      &st);
+					      st);
 			continue;
 		}
-		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, &st);
+		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, st);
 		if (e->mr)
 			kiwi_mr_put(e->mr);
 		e->mr = NULL;
@@ -394,20 +379,37 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	}
 	if (txs)
 		txs->nwc = 0;		/* completed above */
-	kiwi_tx_drop_batch(qp, &st);	/* its MRs and kvecs */
-	if (txs && txs->wr.active) {
+}
+
+/* The WR the transmit engine was in the middle of, and its MRs. */
+static void kiwi_flush_tx_wr(struct kiwi_qp *qp, struct kiwi_txs *txs,
+			     u8 *st)
+{
+	int i;
+
+	if (!txs)
+		return;
+	if (txs->wr.active) {
 		kiwi_flush_wc(qp->scq, qp, txs->wr.sqe.id, txs->wr.sqe.opcode,
-			      &st);
+			      st);
 		txs->wr.active = false;
 	}
-	if (txs) {
-		for (i = 0; i < KIWI_MAX_SGE; i++) {
-			if (txs->wr.cur.mr[i])
-				kiwi_mr_put(txs->wr.cur.mr[i]);
-			txs->wr.cur.mr[i] = NULL;
-		}
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (txs->wr.cur.mr[i])
+			kiwi_mr_put(txs->wr.cur.mr[i]);
+		txs->wr.cur.mr[i] = NULL;
 	}
-	kiwi_flush_sq(qp);
+}
+
+/*
+ * The receive side: the Receive being filled, the RQ ring, the Read
+ * Requests we were answering, the FPDU being placed.
+ */
+static void kiwi_flush_rx_side(struct kiwi_qp *qp)
+{
+	u8 rst = IB_WC_WR_FLUSH_ERR;
+	int i;
+
 	if (qp->rxs.active) {
 		kiwi_flush_wc(qp->rcq, qp, qp->rxs.rqe.id, KIWI_OP_RECEIVE,
 			      &rst);
@@ -430,6 +432,30 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	}
 	/* not a plain put of rx_mr: a Read Response's is the ORD entry's */
 	kiwi_rx_abort_fpdu(qp);
+}
+
+/*
+ * With both engines stopped: complete everything outstanding as flushed,
+ * oldest first (Reads in flight, the WR being sent, the SQ ring; the
+ * Receive being filled, the RQ ring) and drop the MR references held.
+ * The oldest WR in flight takes the status a received Terminate left.
+ */
+void kiwi_qp_flush_all(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	unsigned long flags;
+	u8 st;
+
+	lockdep_assert_held(&qp->stop_mutex);
+	spin_lock_irqsave(&qp->lock, flags);
+	kiwi_qp_state_set(qp, IB_QPS_ERR);
+	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
+	qp->term_status = IB_WC_SUCCESS;
+	kiwi_flush_ord_batch(qp, txs, &st);
+	kiwi_tx_drop_batch(qp, &st);	/* its MRs and kvecs */
+	kiwi_flush_tx_wr(qp, txs, &st);
+	kiwi_flush_sq(qp);
+	kiwi_flush_rx_side(qp);
 	/* from now on WRs posted in ERR are flushed as they come */
 	set_bit(KIWI_EF_FLUSHED, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
