@@ -29,8 +29,7 @@ setup() {
 }
 
 set_crc() {
-	echo "$1" > /sys/class/infiniband/kiwidp0/mpa_crc &&
-	echo "$1" > /sys/class/infiniband/kiwidp1/mpa_crc
+	set_mpa_crc "$1" kiwidp0 kiwidp1
 }
 
 # rping COUNT SIZE: server in the namespace, client verifies every buffer.

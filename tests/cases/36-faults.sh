@@ -184,22 +184,29 @@ tap_check "ss -K: the server is told, receives flushed, within 3 s" \
 	live_told server "$t0" $((tss + 3000))
 tap_diag "ss -K: client $(cat "$tmp/live.c"); server $(cat "$tmp/live.s"); fault at $t0"
 
+# outage_survived SECS PORT COUNT DOWN DESC: rping -V (COUNT pings, limit
+# SECS) with the path down for DOWN seconds once it moves data; a TAP
+# test, ok when rping was still running when the path came back and both
+# ends then exit 0.
+outage_survived() {
+	local mid=0 crc=0 src=0
+	rping_bg "$1" "$2" "$3" -V
+	sleep 1
+	ip netns exec $ns ip link set veth1 down
+	sleep "$4"
+	ip netns exec $ns ip link set veth1 up
+	kill -0 $cp 2>/dev/null && mid=1
+	wait $cp || crc=$?
+	wait $sp || src=$?
+	tap_check "$5" \
+		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+}
+
 # the path down for less than the user timeout: nothing lost
 knobs kiwiflt0 8000 2
 knobs kiwiflt1 8000 2 $ns
-rping_bg 300 20963 3000 -V
-sleep 1
-ip netns exec $ns ip link set veth1 down
-sleep 1.5
-ip netns exec $ns ip link set veth1 up
-mid=0
-kill -0 $cp 2>/dev/null && mid=1
-crc=0
-wait $cp || crc=$?
-src=0
-wait $sp || src=$?
-tap_check "path down 1.5 s under rping -V (user timeout 8 s): both exit 0" \
-	sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+outage_survived 300 20963 3000 1.5 \
+	"path down 1.5 s under rping -V (user timeout 8 s): both exit 0"
 
 # the path down for longer: a busy connection is told by the user timeout
 knobs kiwiflt0 4000 2
@@ -238,19 +245,8 @@ if [ -n "${KIWI_FULL:-}" ]; then
 	# the defaults against real outages
 	knobs kiwiflt0 30000 30
 	knobs kiwiflt1 30000 30 $ns
-	rping_bg 600 20966 4000 -V
-	sleep 1
-	ip netns exec $ns ip link set veth1 down
-	sleep 5
-	ip netns exec $ns ip link set veth1 up
-	mid=0
-	kill -0 $cp 2>/dev/null && mid=1
-	crc=0
-	wait $cp || crc=$?
-	src=0
-	wait $sp || src=$?
-	tap_check "defaults: path down 5 s under rping -V: both exit 0" \
-		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+	outage_survived 600 20966 4000 5 \
+		"defaults: path down 5 s under rping -V: both exit 0"
 
 	tap_check "defaults: idle connection up" live_start 20967
 	rping_bg 600 20968 100000

@@ -28,8 +28,7 @@ setup() {
 }
 
 set_crc() {
-	echo "$1" > /sys/class/infiniband/kiwifp0/mpa_crc &&
-	echo "$1" > /sys/class/infiniband/kiwifp1/mpa_crc
+	set_mpa_crc "$1" kiwifp0 kiwifp1
 }
 
 # Run the program; its TAP lines become this script's, prefixed.

@@ -43,8 +43,7 @@ setup() {
 }
 
 set_crc() {
-	echo "$1" > /sys/class/infiniband/kiwisem0/mpa_crc &&
-	echo "$1" > /sys/class/infiniband/kiwisem1/mpa_crc
+	set_mpa_crc "$1" kiwisem0 kiwisem1
 }
 
 # run LABEL ARGS...: the program's TAP, renumbered; a crash or a missing

@@ -224,6 +224,16 @@ kiwi_counts_zero() {
 
 # Let libibverbs find kiwi's provider from the build tree when it is not
 # installed (rdma-core honours RDMAV_DRIVERS for an absolute path prefix).
+# set_mpa_crc POLICY DEV...: each kiwi device's MPA CRC policy for new
+# connections (off, preferred, required).
+set_mpa_crc() {
+	local pol=$1 d
+	shift
+	for d in "$@"; do
+		echo "$pol" > "/sys/class/infiniband/$d/mpa_crc" || return 1
+	done
+}
+
 kiwi_provider_env() {
 	if [ -e "$KIWI_PROVIDER_DIR/libkiwi-rdmav34.so" ]; then
 		export RDMAV_DRIVERS=$KIWI_PROVIDER_DIR/libkiwi
