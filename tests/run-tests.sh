@@ -140,8 +140,8 @@ vm_stage() {
 	for c in "$dir"/[0-9]*.sh; do
 		[ -x "$c" ] || continue
 		# guest-suite.sh runs a "# full-only" case only with KIWI_FULL=1
-		[ "${KIWI_FULL:-0}" != 1 ] &&
-			head -n 12 "$c" | grep -q '^# full-only' && continue
+		[ "${KIWI_FULL:-0}" != 1 ] && tests/vm/case-full-only.sh "$c" &&
+			continue
 		cases+=("$(basename "$c" .sh)")
 		total=$((total + $(tests/vm/case-timeout.sh "$c") + 20))
 	done

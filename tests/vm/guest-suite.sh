@@ -46,8 +46,7 @@ for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	[ -x "$c" ] || continue
 	name=$(basename "$c" .sh)
 	# "# full-only" in a case's header: the fuller target's alone
-	if [ "${KIWI_FULL:-0}" != 1 ] &&
-		head -n 12 "$c" | grep -q '^# full-only'; then
+	if [ "${KIWI_FULL:-0}" != 1 ] && tests/vm/case-full-only.sh "$c"; then
 		echo "# $name: in the fuller target only (KIWI_FULL=1)"
 		continue
 	fi
