@@ -129,15 +129,6 @@ restart_io() {
 	cmp $tree/a/b/one-mib $NFS_MNT/tree/a/b/one-mib
 }
 
-# step DESC CMD...: tap_check, and how long it took (TCG is slow: where
-# the time goes is worth seeing).
-step() {
-	local t=$SECONDS rc
-	tap_check "$@"
-	rc=$?
-	tap_diag "  $((SECONDS - t)) s"
-	return $rc
-}
 
 # reminv_on / reminv_seen: the client's remotely invalidated MRs, by
 # xprtrdma's trace event.  svcrdma answers with Send with Invalidate

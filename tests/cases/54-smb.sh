@@ -25,7 +25,7 @@
 # KIWI_SMB_PAIRS="server:client ..." runs only those (development).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nvmeof-lib.sh"
-# nfs-lib.sh for its generic helpers: nfs_bounded, nfs_tree_make,
+# nfs-lib.sh for its generic helpers: nfs_bounded, step, umount_force, nfs_tree_make,
 # nfs_tree_check (fio: nvmeof-lib's nvmf_fio_verify)
 . "$(dirname "$0")/nfs-lib.sh"
 
@@ -190,14 +190,7 @@ smb_is_direct() {
 	}
 }
 
-smb_umount_force() {
-	local pid
-	smb_mounted || return 0
-	umount -f $SMB_MNT 2>/dev/null &
-	pid=$!
-	_nfs_gone_within 60 $pid || umount -l $SMB_MNT 2>/dev/null
-	return 0
-}
+smb_umount_force() { umount_force $SMB_MNT; }
 
 smb_cleanup_all() {
 	smb_umount_force
@@ -206,13 +199,6 @@ smb_cleanup_all() {
 	nvmf_cleanup_all
 }
 
-step() {
-	local t=$SECONDS rc
-	tap_check "$@"
-	rc=$?
-	tap_diag "  $((SECONDS - t)) s"
-	return $rc
-}
 
 trap smb_cleanup_all EXIT
 trap 'exit 143' TERM INT

@@ -124,14 +124,27 @@ nfs_umount() {
 	umount $NFS_MNT
 }
 
-# nfs_umount_force: a failed pairing's mount must not keep the case hung.
-nfs_umount_force() {
+# umount_force MNT: a failed pairing's mount must not keep the case hung
+# (NFS's here, SMB's in 54-smb).
+umount_force() {
 	local pid
-	nfs_mounted || return 0
-	umount -f $NFS_MNT 2>/dev/null &
+	mountpoint -q "$1" || return 0
+	umount -f "$1" 2>/dev/null &
 	pid=$!
-	_nfs_gone_within 60 $pid || umount -l $NFS_MNT 2>/dev/null
+	_nfs_gone_within 60 $pid || umount -l "$1" 2>/dev/null
 	return 0
+}
+
+nfs_umount_force() { umount_force $NFS_MNT; }
+
+# step DESC CMD...: tap_check, and how long it took (TCG is slow: where
+# the time goes is worth seeing).
+step() {
+	local t=$SECONDS rc
+	tap_check "$@"
+	rc=$?
+	tap_diag "  $((SECONDS - t)) s"
+	return $rc
 }
 
 # nfs_bounded SECONDS CMD...: CMD in the background; if it still runs after
