@@ -52,6 +52,7 @@ struct kiwi_cm_dev {
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
+	atomic64_t conn_seq;		/* initiators' TCP connections made */
 };
 
 struct kiwi_cep {
@@ -64,6 +65,9 @@ struct kiwi_cep {
 	bool dead;			/* device or listener gone: fail handshake */
 	bool req_pending;		/* initiator: no Reply yet, none failed */
 	bool req_sent;			/* initiator: it was sent */
+	/* initiator: 0, or its place in the order its TCP connection came up */
+	atomic64_t conn_seq;
+	pid_t owner;			/* initiator: the connecting process */
 	bool hs_cb;			/* the handshake callbacks are on sock */
 	bool order_wait;		/* order_end is set */
 	int hs_err;			/* initiator: the SYN could not go */
@@ -164,6 +168,7 @@ int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop);
 void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err);
 
 /* cm_active.c, cm_passive.c: one step of a handshake, from hs_work */
+u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep);
 void kiwi_cep_conn_work(struct kiwi_cep *cep);
 void kiwi_cep_req_work(struct kiwi_cep *cep);
 

@@ -10,19 +10,46 @@
 
 #include "cep.h"
 
-/* no older connection to the same peer address still owes its Request */
+/*
+ * An initiator's place in the order its TCP connection came up, the order
+ * in which a listener accepts: set once, from the state change or from the
+ * first look at a connected socket, whichever comes first.
+ */
+u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep)
+{
+	u64 seq = atomic64_read(&cep->conn_seq);
+
+	if (seq)
+		return seq;
+	seq = atomic64_inc_return(&cep->cdev->conn_seq);
+	atomic64_cmpxchg(&cep->conn_seq, 0, seq);
+	return atomic64_read(&cep->conn_seq);
+}
+
+/*
+ * No connection of the same process to the same peer address that came
+ * up before ours still owes its Request.  Per process, since an order
+ * among connections means something only to the application that made
+ * them.  By TCP's accept order rather than the order of the connect
+ * calls, since a kiwi listener hands Requests on in accept order: were
+ * the two orders to differ, two connections waiting on each other's
+ * order would each stall until the other's KIWI_ORDER_WAIT ran out.
+ */
 static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 {
 	struct kiwi_cm_dev *cdev = cep->cdev;
+	u64 seq = kiwi_cep_conn_stamp(cep), os;
 	struct kiwi_cep *o;
 	bool turn = true;
 
 	spin_lock_irq(&cdev->lock);
 	list_for_each_entry(o, &cdev->ceps, dev_entry) {
-		if (o == cep)
-			break;
-		if (READ_ONCE(o->req_pending) &&
-		    kiwi_addr_same(&o->raddr, &cep->raddr)) {
+		if (o == cep || o->owner != cep->owner ||
+		    !READ_ONCE(o->req_pending) ||
+		    !kiwi_addr_same(&o->raddr, &cep->raddr))
+			continue;
+		os = atomic64_read(&o->conn_seq);
+		if (os && os < seq) {
 			turn = false;
 			break;
 		}
@@ -43,7 +70,7 @@ static void kiwi_cep_req_done(struct kiwi_cep *cep)
 	spin_lock_irq(&cdev->lock);
 	list_for_each_entry(o, &cdev->ceps, dev_entry) {
 		/* not the last put: a queued work holds its own */
-		if (READ_ONCE(o->req_pending) &&
+		if (o->owner == cep->owner && READ_ONCE(o->req_pending) &&
 		    kiwi_addr_same(&o->raddr, &cep->raddr) &&
 		    kref_get_unless_zero(&o->ref)) {
 			/* a new older one to wait for: a new bounded wait */
@@ -86,6 +113,7 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 			kiwi_cep_hs_arm(cep, cep->order_end);
 			return -EINPROGRESS;
 		}
+		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_ORDER_WAITS_EXPIRED);
 	}
 	tcp_sock_set_nodelay(cep->sock->sk);
 	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->buf,
@@ -217,6 +245,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	memcpy(cep->pd, param->private_data, cep->pd_len);
 	cep->laddr = id->m_local_addr;
 	cep->raddr = id->m_remote_addr;
+	cep->owner = task_tgid_nr(current);
 
 	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
 	if (rv)
@@ -240,7 +269,8 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	kiwi_cep_hs_attach(cep, true);
 	/*
 	 * The SYN now, without waiting: connections then reach the peer in
-	 * the order the consumer made them (see kiwi_cep_req_work()).  The
+	 * the order the consumer made them (see kiwi_cep_req_work() and
+	 * kiwi_cep_req_turn()).  The
 	 * handshake work learns how it ended from a second, equally
 	 * non-blocking connect.
 	 */

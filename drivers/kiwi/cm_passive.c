@@ -79,6 +79,7 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 			kiwi_cep_hs_arm(cep, cep->order_end);
 			goto out;
 		}
+		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_ORDER_WAITS_EXPIRED);
 	}
 	st = kiwi_cep_hs_result(cep, gone);
 	if (st == KIWI_HS_READING) {

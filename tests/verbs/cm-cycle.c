@@ -154,7 +154,7 @@ enum { T_RESOLVE, T_QP, T_CONNECT, T_DISCONNECT, T_DESTROY, T_N };
 static const char *const t_name[T_N] = {
 	"resolve", "qp", "connect", "disconnect", "destroy"
 };
-static long long t_sum[T_N];
+static long long t_sum[T_N], t_max[T_N];
 static long long t_mark;
 
 static void lap(int step)
@@ -162,6 +162,8 @@ static void lap(int step)
 	long long now = kiwi_now_ms();
 
 	t_sum[step] += now - t_mark;
+	if (now - t_mark > t_max[step])
+		t_max[step] = now - t_mark;
 	t_mark = now;
 }
 
@@ -229,6 +231,9 @@ static int client(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	printf("client: mean ms per cycle:");
 	for (i = 0; i < T_N; i++)
 		printf(" %s %.2f", t_name[i], n ? (double)t_sum[i] / n : 0.0);
+	printf("\nclient: max ms of one step:");
+	for (i = 0; i < T_N; i++)
+		printf(" %s %lld", t_name[i], t_max[i]);
 	printf("\n");
 	return !(n == cycles && !failed);
 }
