@@ -214,12 +214,13 @@ smb_dmesg_mark() { SMB_DMESG_LINE=$(dmesg | wc -l); }
 smb_dmesg_new() { dmesg | tail -n +"$((SMB_DMESG_LINE + 1))"; }
 
 # smb_tools_mismatch: (the host's tools only) the mount failed the way
-# Debian 12's ksmbd-tools (3.4.7) fails against ksmbd of Linux 6.1.y (since the stable backport of
-# "ksmbd: validate payload size in ipc response") and 6.12: ksmbd.mountd
-# never fills payload_sz of a share config response, so ipc_validate_msg()
-# finds the message size wrong and drops the answer; every share, IPC$
-# first, is then unknown (STATUS_BAD_NETWORK_NAME).  That answer comes
-# after the SMB Direct negotiation and the session setup, over RDMA.
+# Debian 12's ksmbd-tools (3.4.7) fails against ksmbd of Linux 6.1.y
+# (since the stable backport of "ksmbd: validate payload size in ipc
+# response") and 6.12: ksmbd.mountd never fills payload_sz of a share
+# config response, so ipc_validate_msg() finds the message size wrong and
+# drops the answer; every share, IPC$ first, is then unknown
+# (STATUS_BAD_NETWORK_NAME).  That answer comes after the SMB Direct
+# negotiation and the session setup, over RDMA.
 smb_tools_mismatch() {
 	[ -z "$SMB_TOOLS_ROOT" ] || return 1
 	case "$(smb_tools_version)" in 3.4.*) ;; *) return 1 ;; esac

@@ -55,7 +55,8 @@ tools_root() {
 		echo "build-smb: mmdebstrap is missing (scripts/deps.sh installs it)" >&2
 		return 1
 	}
-	[ "$(id -u)" = 0 ] || { echo "build-smb: the ksmbd-tools root needs root" >&2; return 1; }
+	[ "$(id -u)" = 0 ] ||
+		{ echo "build-smb: the ksmbd-tools root needs root" >&2; return 1; }
 	echo "build-smb: Debian 13's ksmbd-tools in $dir (mmdebstrap, under a minute)"
 	rm -rf "$dir" "$dir.tmp"
 	mkdir -p "$(dirname "$dir")"
