@@ -10,10 +10,20 @@
 # loads them in place of the distribution's modules.
 #
 #   build-smb.sh    tests/vm/out/smb/{cifs,ksmbd}.ko (for a kernel other
-#                   than 6.1: out/kernel/<version>/smb/)
+#                   than 6.1: out/kernel/<version>/smb/), and
+#                   tests/vm/out/roots/ksmbd-tools-trixie
 #
 # The sources go to tests/vm/out/smb-src (out/kernel/<version>/smb-src),
 # git-ignored: they are never part of kiwi.  Runs on the host.
+#
+# The server's user space: Debian 12's ksmbd-tools (3.4.7) cannot serve a
+# share to 6.1.y's or 6.12's ksmbd (it never fills payload_sz of its share
+# config answers, which those kernels drop; Documentation/storage.md).
+# Debian 13's (3.5.3) does.  It is installed, with what it links against,
+# in a minimal Debian 13 root made with mmdebstrap (scripts/deps.sh; needs
+# root and a Debian mirror, KIWI_MIRROR, default
+# http://deb.debian.org/debian), built once for every kernel and rebuilt
+# when its recipe changes; 54-smb runs its programs chrooted there.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,7 +44,34 @@ for c in CONFIG_CIFS=m CONFIG_SMB_SERVER=m CONFIG_INFINIBAND=m \
 		{ echo "build-smb: $kv's config lacks $c" >&2; exit 1; }
 done
 
-stamp="$kv $(stat -c %Y "$tarball") $(stat -c %Y "$kdir/Makefile" 2>/dev/null)"
+# tools_root: Debian 13's ksmbd-tools in a root of its own (above).
+tools_root() {
+	local dir=$here/out/roots/ksmbd-tools-trixie
+	local mirror=${KIWI_MIRROR:-http://deb.debian.org/debian}
+	local recipe="trixie minbase ksmbd-tools"
+
+	[ "$(cat "$dir/.kiwi-root-done" 2>/dev/null)" = "$recipe" ] && return 0
+	command -v mmdebstrap > /dev/null || {
+		echo "build-smb: mmdebstrap is missing (scripts/deps.sh installs it)" >&2
+		return 1
+	}
+	[ "$(id -u)" = 0 ] ||
+		{ echo "build-smb: the ksmbd-tools root needs root" >&2; return 1; }
+	echo "build-smb: Debian 13's ksmbd-tools in $dir (mmdebstrap, under a minute)"
+	rm -rf "$dir" "$dir.tmp"
+	mkdir -p "$(dirname "$dir")"
+	mmdebstrap --variant=minbase --mode=root --quiet --include=ksmbd-tools \
+		--aptopt='APT::Install-Recommends "false"' \
+		trixie "$dir.tmp" "deb $mirror trixie main" >&2 || return 1
+	# the case runs ksmbd.mountd and ksmbd.control of this root
+	chroot "$dir.tmp" ksmbd.mountd -V || return 1
+	mv "$dir.tmp" "$dir"
+	echo "$recipe" > "$dir/.kiwi-root-done"
+}
+tools_root || { echo "build-smb: no Debian 13 ksmbd-tools root" >&2; exit 1; }
+
+# "opinfo_put-null": the fix below (a build without it is rebuilt)
+stamp="$kv $(stat -c %Y "$tarball") $(stat -c %Y "$kdir/Makefile" 2>/dev/null) opinfo_put-null"
 if [ -f "$dst/cifs.ko" ] && [ -f "$dst/ksmbd.ko" ] && [ -f "$dst/stamp" ] &&
 	[ "$(cat "$dst/stamp")" = "$stamp" ]; then
 	exit 0
@@ -55,6 +92,24 @@ for d in client server; do
 	[ -f "$src/fs/smb/$d/Makefile" ] ||
 		{ echo "build-smb: fs/smb/$d not found in $tarball" >&2; exit 1; }
 done
+
+# 6.1.y's ksmbd (6.1.192, Debian's 6.1.0-57) ends smb2_open() with
+# opinfo_put(opinfo) where opinfo is NULL for every open granted no oplock
+# (a directory: the share's root at mount), and its opinfo_put(), unlike
+# 6.12's, does not check for NULL: the kernel oopses on the first such
+# open, whatever the transport.  The reference server gets that check
+# (Documentation/storage.md); a source that has it is left as it is.
+f=$src/fs/smb/server/oplock.c
+if ! sed -n '/^void opinfo_put(struct oplock_info \*opinfo)$/,/^}/p' "$f" |
+	grep -q 'if (!opinfo)'; then
+	grep -q '^void opinfo_put(struct oplock_info \*opinfo)$' "$f" ||
+		{ echo "build-smb: no opinfo_put() in $f" >&2; exit 1; }
+	sed -i '/^void opinfo_put(struct oplock_info \*opinfo)$/{n;s/^{$/{\n\tif (!opinfo)\n\t\treturn;\n/}' "$f"
+	sed -n '/^void opinfo_put(struct oplock_info \*opinfo)$/,/^}/p' "$f" |
+		grep -q 'if (!opinfo)' ||
+		{ echo "build-smb: could not add the NULL check to opinfo_put()" >&2; exit 1; }
+	echo "build-smb: ksmbd's opinfo_put() given its NULL check (6.1.y)"
+fi
 
 # Both modules decode SPNEGO with parsers generated from .asn1 files by
 # scripts/asn1_compiler, which the headers package does not ship: build
