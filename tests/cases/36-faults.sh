@@ -95,12 +95,25 @@ rping_up() {
 	wait_for 60 sh -c "ss -Htn state established dport = :$1 | grep -q ."
 }
 
+# rx_bytes: what the client's device kiwiflt0 has received (its counter)
+rx_bytes() {
+	cat /sys/class/infiniband/kiwiflt0/ports/1/hw_counters/rx_bytes
+}
+
+# rx_grown BYTES MIN: kiwiflt0 received MIN bytes more than BYTES
+rx_grown() {
+	[ $(($(rx_bytes) - $1)) -ge "$2" ] ||
+		{ echo "kiwiflt0 received $(($(rx_bytes) - $1)) bytes, want $2"; return 1; }
+}
+
 # rping_bg LIMIT PORT COUNT [-V]: an rping pair of 16 KiB pings in the
 # background (server in the namespace, pid in sp; client here, pid in cp),
 # each killed after LIMIT seconds; returns once the client's connection is
-# established, so that a fault hits the transfer and not the set-up
+# established and has moved a few pings (64 KiB), so that a fault hits
+# the transfer and not the set-up
 rping_bg() {
-	local lim=$1 port=$2 n=$3 v=${4:-}
+	local lim=$1 port=$2 n=$3 v=${4:-} rx0
+	rx0=$(rx_bytes)
 	ip netns exec $ns timeout "$lim" rping -s -a 198.18.0.2 -p "$port" \
 		-C "$n" -S 16384 $v > "$tmp/rps.log" 2>&1 &
 	sp=$!
@@ -108,7 +121,7 @@ rping_bg() {
 	timeout "$lim" rping -c -a 198.18.0.2 -p "$port" -C "$n" -S 16384 $v \
 		> "$tmp/rpc.log" 2>&1 &
 	cp=$!
-	rping_up "$port"
+	rping_up "$port" && wait_for 30 rx_grown "$rx0" 65536
 }
 
 now_ms() {
@@ -191,7 +204,6 @@ tap_diag "ss -K: client $(cat "$tmp/live.c"); server $(cat "$tmp/live.s"); fault
 outage_survived() {
 	local mid=0 crc=0 src=0
 	rping_bg "$1" "$2" "$3" -V
-	sleep 1
 	ip netns exec $ns ip link set veth1 down
 	sleep "$4"
 	ip netns exec $ns ip link set veth1 up
@@ -212,7 +224,6 @@ outage_survived 300 20963 3000 1.5 \
 knobs kiwiflt0 4000 2
 knobs kiwiflt1 4000 2 $ns
 rping_bg 300 20964 100000
-sleep 1
 ip netns exec $ns ip link set veth1 down
 t0=$(now_ms)
 wait $cp
@@ -250,7 +261,6 @@ if [ -n "${KIWI_FULL:-}" ]; then
 
 	tap_check "defaults: idle connection up" live_start 20967
 	rping_bg 600 20968 100000
-	sleep 1
 	ip netns exec $ns ip link set veth1 down
 	t0=$(now_ms)
 	wait $cp
@@ -275,7 +285,6 @@ fi
 
 # the peer's namespace deleted mid-transfer (veth0 goes with its peer)
 rping_bg 300 20969 100000
-sleep 1
 ip netns pids $ns | xargs -r kill -9
 ip netns del $ns
 t0=$(now_ms)

@@ -170,6 +170,13 @@ fio_ends() {
 	echo "fio exit status $?: $(grep -m1 -o 'err=[^:]*' /tmp/iser-load.out)"
 }
 
+# fio_carries_on "TX0 RX0": fio still runs, and 1 MiB more crossed the
+# veth since that nvmf_veth_bytes snapshot.
+fio_carries_on() {
+	kill -0 "$FIO_PID" || { echo "fio has ended"; return 1; }
+	nvmf_io_moving "$1" 1048576
+}
+
 # set_up: kiwi links, port_map, iSER on, a session through iser, its disk
 set_up() {
 	nvmf_link_add $NVMF_HOST_DEV kiwi $NVMF_HOST_NETDEV &&
@@ -184,10 +191,12 @@ set_up() {
 taken_away() {
 	local lab=$1
 	shift
+	local b0
 	tap_check "$lab: set up, a session over iSER" set_up || return
+	b0=$(nvmf_veth_bytes)
 	fio_bg "$DISK"
-	sleep 5
-	tap_check "$lab: fio is writing" kill -0 "$FIO_PID"
+	tap_check "$lab: fio is writing (1 MiB over the veth within 30 s)" \
+		nvmf_wait 30 nvmf_io_moving "$b0" 1048576
 	tap_check "$lab" "$@"
 	tap_check "$lab: the I/O fails back within 120 s" fio_ends 120
 	tap_check "$lab: logout returns within 60 s" \
@@ -202,12 +211,18 @@ taken_away() {
 # stops listening only): the I/O carries on, and a new login is refused.
 portal_removed() {
 	local lab="iSER removed from the portal under I/O"
+	local b0
 	tap_check "$lab: set up, a session over iSER" set_up || return
+	b0=$(nvmf_veth_bytes)
 	fio_bg "$DISK"
-	sleep 5
+	tap_check "$lab: fio is writing (1 MiB over the veth within 30 s)" \
+		nvmf_wait 30 nvmf_io_moving "$b0" 1048576
 	tap_check "$lab: iSER off on the portal" lio_iser 0
+	# a while without the listener: the session must not notice
+	b0=$(nvmf_veth_bytes)
 	sleep 10
-	tap_check "$lab: the session's I/O carries on" kill -0 "$FIO_PID"
+	tap_check "$lab: the session's I/O carries on (fio runs, 1 MiB more crossed)" \
+		fio_carries_on "$b0"
 	kill "$FIO_PID" 2>/dev/null
 	tap_check "$lab: fio stops when told" fio_ends 60
 	tap_check "$lab: logout returns within 60 s" \
