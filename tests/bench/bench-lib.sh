@@ -5,12 +5,21 @@
 # revision the results go with, and fio's figures inside the guest.
 # Sourced; the caller has set root (the work tree) and here (tests/bench).
 
+# The defaults of the options below: 5 rounds, fio runs of 10 s after a
+# 2 s ramp, the results written into Documentation/benchmarks.md.
+runs=5
+runtime=10
+ramp=2
+quick=0
+doc=1
+guest=0
+csv=
+
 # bench_parse_args NAME OPTIONS ARGS...: the options of benchmark NAME:
 # those of OPTIONS (from --runs N, --runtime SEC, --ramp SEC, --quick) and
 # always --no-doc, --guest CSV (the script's own run inside the VM) and
 # -h (the script's header comment).  Sets runs, runtime, ramp, quick, doc
-# (0 for --no-doc), guest (1 for --guest) and csv; the caller sets the
-# defaults.
+# (0 for --no-doc), guest (1 for --guest) and csv.
 bench_parse_args() {
 	local name=$1 opts=" $2 "
 	shift 2

@@ -21,13 +21,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 . "$here/bench-lib.sh"
-
-runs=5
-runtime=10
-ramp=2
-doc=1
-guest=0
-csv=
 bench_parse_args nvmeof.sh "runs runtime" "$@"
 
 # ---------------------------------------------------------------- guest side

@@ -39,12 +39,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 . "$here/bench-lib.sh"
-
-runs=5
 quick=${KIWI_BENCH_QUICK:-0}
-doc=1
-guest=0
-csv=
 bench_parse_args perftest.sh "runs quick" "$@"
 
 # Sizes per test.  Every perftest run costs seconds of process start and

@@ -37,13 +37,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 . "$here/bench-lib.sh"
-
-runs=5
-runtime=10
-ramp=2
-doc=1
-guest=0
-csv=
 bench_parse_args storage.sh "runs runtime ramp" "$@"
 
 BENCH_MB=64

@@ -186,17 +186,24 @@ set_up() {
 	DISK=$(iscsi_disk)
 }
 
+# under_io LABEL: set up (fails if that did), then fio writing in the
+# background (tests both)
+under_io() {
+	local b0
+	tap_check "$1: set up, a session over iSER" set_up || return
+	b0=$(nvmf_veth_bytes)
+	fio_bg "$DISK"
+	tap_check "$1: fio is writing (1 MiB over the veth within 30 s)" \
+		nvmf_wait 30 nvmf_io_moving "$b0" 1048576
+	return 0
+}
+
 # taken_away LABEL CMD...: under fio, CMD; fio ends within 120 s; the
 # session is logged out (or gone) within 60 s; then all is torn down.
 taken_away() {
 	local lab=$1
 	shift
-	local b0
-	tap_check "$lab: set up, a session over iSER" set_up || return
-	b0=$(nvmf_veth_bytes)
-	fio_bg "$DISK"
-	tap_check "$lab: fio is writing (1 MiB over the veth within 30 s)" \
-		nvmf_wait 30 nvmf_io_moving "$b0" 1048576
+	under_io "$lab" || return
 	tap_check "$lab" "$@"
 	tap_check "$lab: the I/O fails back within 120 s" fio_ends 120
 	tap_check "$lab: logout returns within 60 s" \
@@ -210,13 +217,8 @@ taken_away() {
 # The portal's iSER listener going leaves established sessions alone (LIO
 # stops listening only): the I/O carries on, and a new login is refused.
 portal_removed() {
-	local lab="iSER removed from the portal under I/O"
-	local b0
-	tap_check "$lab: set up, a session over iSER" set_up || return
-	b0=$(nvmf_veth_bytes)
-	fio_bg "$DISK"
-	tap_check "$lab: fio is writing (1 MiB over the veth within 30 s)" \
-		nvmf_wait 30 nvmf_io_moving "$b0" 1048576
+	local lab="iSER removed from the portal under I/O" b0
+	under_io "$lab" || return
 	tap_check "$lab: iSER off on the portal" lio_iser 0
 	# a while without the listener: the session must not notice
 	b0=$(nvmf_veth_bytes)
