@@ -121,7 +121,9 @@ rping_bg() {
 	timeout "$lim" rping -c -a 198.18.0.2 -p "$port" -C "$n" -S 16384 $v \
 		> "$tmp/rpc.log" 2>&1 &
 	cp=$!
-	rping_up "$port" && wait_for 30 rx_grown "$rx0" 65536
+	{ rping_up "$port" && wait_for 30 rx_grown "$rx0" 65536; } \
+		> "$tmp/moving" 2>&1 ||
+		tap_diag "rping on port $port: no transfer under way" "$(cat "$tmp/moving")"
 }
 
 now_ms() {
@@ -214,6 +216,21 @@ outage_survived() {
 		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
 }
 
+# path_down_under_rping LIMIT PORT: a busy rping pair (rping_bg), then the
+# path down (veth1) until both have ended: crc and src their exit
+# statuses, t0 when the path went, t1 and t2 when client and server ended.
+path_down_under_rping() {
+	rping_bg "$1" "$2" 100000
+	ip netns exec $ns ip link set veth1 down
+	t0=$(now_ms)
+	wait $cp
+	crc=$?
+	t1=$(now_ms)
+	wait $sp
+	src=$?
+	t2=$(now_ms)
+}
+
 # the path down for less than the user timeout: nothing lost
 knobs kiwiflt0 8000 2
 knobs kiwiflt1 8000 2 $ns
@@ -223,15 +240,7 @@ outage_survived 300 20963 3000 1.5 \
 # the path down for longer: a busy connection is told by the user timeout
 knobs kiwiflt0 4000 2
 knobs kiwiflt1 4000 2 $ns
-rping_bg 300 20964 100000
-ip netns exec $ns ip link set veth1 down
-t0=$(now_ms)
-wait $cp
-crc=$?
-t1=$(now_ms)
-wait $sp
-src=$?
-t2=$(now_ms)
+path_down_under_rping 300 20964
 tap_diag "busy path down: client rping exit $crc after $((t1 - t0)) ms, server exit $src after $((t2 - t0)) ms" \
 	"client: $(tail -n 3 "$tmp/rpc.log" | tr '\n' ' ')" \
 	"server: $(tail -n 3 "$tmp/rps.log" | tr '\n' ' ')"
@@ -260,15 +269,7 @@ if [ -n "${KIWI_FULL:-}" ]; then
 		"defaults: path down 5 s under rping -V: both exit 0"
 
 	tap_check "defaults: idle connection up" live_start 20967
-	rping_bg 600 20968 100000
-	ip netns exec $ns ip link set veth1 down
-	t0=$(now_ms)
-	wait $cp
-	crc=$?
-	t1=$(now_ms)
-	wait $sp
-	src=$?
-	t2=$(now_ms)
+	path_down_under_rping 600 20968
 	left=$((60000 - (t2 - t0)))
 	[ $left -gt 0 ] && sleep $((left / 1000))
 	ip netns exec $ns ip link set veth1 up
