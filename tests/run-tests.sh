@@ -107,7 +107,9 @@ tap_stage() {
 	if [ "$results" -eq 0 ]; then
 		say "$stage: not ok - printed no TAP results (log $log)"
 		[ $rc -eq 0 ] && diag_tail "$log" 15
-	elif [ -n "$plan" ] && [ "$plan" != "$results" ]; then
+	elif [ -z "$plan" ]; then
+		say "$stage: not ok - printed no TAP plan (log $log)"
+	elif [ "$plan" != "$results" ]; then
 		say "$stage: not ok - plan 1..$plan but $results results"
 	fi
 }

@@ -206,16 +206,10 @@ out:
 	mutex_unlock(&cep->mutex);
 }
 
-int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+/* what the consumer asks for, checked before anything is allocated */
+static int kiwi_connect_param_ok(struct iw_cm_id *id,
+				 struct iw_cm_conn_param *param)
 {
-	struct kiwi_dev *kdev = to_kdev(id->device);
-	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(kdev);
-	struct kiwi_cep *cep;
-	struct kiwi_qp *qp;
-	int rv;
-
-	if (!cdev)
-		return -ENODEV;
 	if (!kiwi_family_ok(&id->m_remote_addr) ||
 	    id->m_local_addr.ss_family != id->m_remote_addr.ss_family)
 		return -EAFNOSUPPORT;
@@ -223,40 +217,29 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		return -EINVAL;
 	if (param->private_data_len && !param->private_data)
 		return -EINVAL;
-	qp = kiwi_qp_lookup(kdev, param->qpn);
-	if (!qp)
-		return -EINVAL;
-	if (!kiwi_qp_bind_ok(qp, id)) {
-		kiwi_qp_put(qp);
-		return -EINVAL;
-	}
-	cep = kiwi_cep_alloc(cdev);
-	if (!cep) {
-		kiwi_qp_put(qp);
-		return -ENOMEM;
-	}
-	cep->qp = qp;
-	kiwi_cep_cfg(cep, param->ird, param->ord);
-	if (param->private_data_len > kiwi_mpa_ulp_pd_max(&cep->cfg)) {
-		rv = -EINVAL;
-		goto err;
-	}
-	cep->pd_len = param->private_data_len;
-	memcpy(cep->pd, param->private_data, cep->pd_len);
-	cep->laddr = id->m_local_addr;
-	cep->raddr = id->m_remote_addr;
-	cep->owner = task_tgid_nr(current);
+	return 0;
+}
+
+/* the socket, bound to the local address rdma_cm chose */
+static int kiwi_connect_sock(struct kiwi_cm_dev *cdev, struct kiwi_cep *cep,
+			     struct iw_cm_id *id)
+{
+	int rv;
 
 	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
 	if (rv)
-		goto err;
+		return rv;
 	/* the port rdma_cm picked, so that both ends agree on the 4-tuple */
 	if (kiwi_port_mapped(id))
 		kiwi_port_take(cep->sock);
-	rv = kernel_bind(cep->sock, (struct sockaddr *)&cep->laddr,
-			 kiwi_addr_len(&cep->laddr));
-	if (rv)
-		goto err;
+	return kernel_bind(cep->sock, (struct sockaddr *)&cep->laddr,
+			   kiwi_addr_len(&cep->laddr));
+}
+
+/* CONNECTING, and the SYN: from here the handshake work takes over */
+static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
+{
+	int rv;
 
 	mutex_lock(&cep->mutex);
 	cep->state = KIWI_CEP_CONNECTING;
@@ -283,6 +266,49 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		kiwi_cep_hs_arm(cep, cep->deadline);
 	}
 	mutex_unlock(&cep->mutex);
+}
+
+int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
+{
+	struct kiwi_dev *kdev = to_kdev(id->device);
+	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(kdev);
+	struct kiwi_cep *cep;
+	struct kiwi_qp *qp;
+	int rv;
+
+	if (!cdev)
+		return -ENODEV;
+	rv = kiwi_connect_param_ok(id, param);
+	if (rv)
+		return rv;
+	qp = kiwi_qp_lookup(kdev, param->qpn);
+	if (!qp)
+		return -EINVAL;
+	if (!kiwi_qp_bind_ok(qp, id)) {
+		kiwi_qp_put(qp);
+		return -EINVAL;
+	}
+	cep = kiwi_cep_alloc(cdev);
+	if (!cep) {
+		kiwi_qp_put(qp);
+		return -ENOMEM;
+	}
+	cep->qp = qp;
+	kiwi_cep_cfg(cep, param->ird, param->ord);
+	if (param->private_data_len > kiwi_mpa_ulp_pd_max(&cep->cfg)) {
+		rv = -EINVAL;
+		goto err;
+	}
+	cep->pd_len = param->private_data_len;
+	memcpy(cep->pd, param->private_data, cep->pd_len);
+	cep->laddr = id->m_local_addr;
+	cep->raddr = id->m_remote_addr;
+	cep->owner = task_tgid_nr(current);
+
+	rv = kiwi_connect_sock(cdev, cep, id);
+	if (rv)
+		goto err;
+	kiwi_connect_start(cep, id);
 	return 0;
 
 err:

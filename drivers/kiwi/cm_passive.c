@@ -126,14 +126,65 @@ out:
 	mutex_unlock(&lcep->mutex);
 }
 
+/* the QP the consumer accepts on, if it and the parameters will do */
+static struct kiwi_qp *kiwi_accept_qp(struct kiwi_cep *cep,
+				      struct iw_cm_id *id,
+				      struct iw_cm_conn_param *param)
+{
+	struct kiwi_qp *qp;
+	u32 pd_max;
+
+	pd_max = KIWI_MPA_PD_MAX -
+		(cep->res.enhanced ? sizeof(struct kiwi_mpa_v2) : 0);
+	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD ||
+	    param->private_data_len > pd_max ||
+	    (param->private_data_len && !param->private_data))
+		return NULL;
+	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
+	if (!qp)
+		return NULL;
+	/* and the limits the consumer set on the QP, if any */
+	if (!kiwi_qp_bind_ok(qp, id) ||
+	    (qp->ird && param->ird > qp->ird) ||
+	    (qp->ord && param->ord > qp->ord)) {
+		kiwi_qp_put(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* the MPA Reply, with what this end grants; cep->res becomes that */
+static int kiwi_accept_reply(struct kiwi_cep *cep, struct kiwi_qp *qp,
+			     struct iw_cm_conn_param *param)
+{
+	struct kiwi_mpa_result res = cep->res;
+	int rv, n;
+
+	res.ird = param->ird;
+	res.ord = param->ord;
+	/* never more Reads outstanding than the initiator can answer */
+	if (res.enhanced && res.ord > res.peer_ird)
+		res.ord = res.peer_ird;
+	n = kiwi_mpa_rep_build(&res, false, param->private_data,
+			       param->private_data_len, cep->buf,
+			       sizeof(cep->buf));
+	if (n < 0)
+		return n;
+	cep->deadline = jiffies + kiwi_cm_timeout();
+	rv = kiwi_cep_send(cep, cep->buf, n);
+	if (rv)
+		return rv;
+	kiwi_cep_frame_sent(cep, qp->ibqp.qp_num);
+	cep->res = res;
+	return 0;
+}
+
 int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct kiwi_cep *cep = id->provider_data;
 	struct kiwi_conn_params params = { .initiator = false };
-	struct kiwi_mpa_result res;
 	struct kiwi_qp *qp = NULL;
-	u32 pd_max;
-	int rv, n;
+	int rv;
 
 	if (!cep)
 		return -EINVAL;
@@ -152,42 +203,13 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	 * idle and never asks us again about this endpoint.
 	 */
 	rv = -EINVAL;
-	pd_max = KIWI_MPA_PD_MAX -
-		(cep->res.enhanced ? sizeof(struct kiwi_mpa_v2) : 0);
-	if (param->ird > KIWI_MAX_IRD || param->ord > KIWI_MAX_ORD ||
-	    param->private_data_len > pd_max ||
-	    (param->private_data_len && !param->private_data))
-		goto fail;
-	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
+	qp = kiwi_accept_qp(cep, id, param);
 	if (!qp)
 		goto fail;
-	if (!kiwi_qp_bind_ok(qp, id))
-		goto fail;
-	/* limits the consumer set on the QP, if any */
-	if ((qp->ird && param->ird > qp->ird) ||
-	    (qp->ord && param->ord > qp->ord))
-		goto fail;
-
-	res = cep->res;
-	res.ird = param->ird;
-	res.ord = param->ord;
-	/* never more Reads outstanding than the initiator can answer */
-	if (res.enhanced && res.ord > res.peer_ird)
-		res.ord = res.peer_ird;
-	n = kiwi_mpa_rep_build(&res, false, param->private_data,
-			       param->private_data_len, cep->buf,
-			       sizeof(cep->buf));
-	if (n < 0) {
-		rv = n;
-		goto fail;
-	}
-	cep->deadline = jiffies + kiwi_cm_timeout();
-	rv = kiwi_cep_send(cep, cep->buf, n);
+	rv = kiwi_accept_reply(cep, qp, param);
 	if (rv)
 		goto fail;
-	kiwi_cep_frame_sent(cep, qp->ibqp.qp_num);
-	cep->res = res;
-	params.mpa = res;
+	params.mpa = cep->res;
 	params.mss = kiwi_cep_mss(cep);
 	kiwi_cep_llp_opts(cep);
 	rv = kiwi_qp_llp_start(qp, cep, cep->sock, &params);

@@ -149,6 +149,70 @@ static void kiwi_qp_init(struct kiwi_qp *qp, struct kiwi_dev *kdev,
 	init_completion(&qp->llp_stopped);
 }
 
+/* the send ring and, without an SRQ, the receive ring */
+static int kiwi_qp_rings_alloc(struct kiwi_qp *qp, u32 nsq, u32 nrq,
+			       struct ib_udata *udata)
+{
+	int rv;
+
+	rv = kiwi_ring_alloc(&qp->sq, nsq, sizeof(struct kiwi_sqe), udata);
+	if (rv || !nrq)
+		return rv;
+	rv = kiwi_ring_alloc(&qp->rq, nrq, sizeof(struct kiwi_rqe), udata);
+	if (rv)
+		kiwi_ring_free(&qp->sq);
+	return rv;
+}
+
+static void kiwi_qp_rings_free(struct kiwi_qp *qp, u32 nrq)
+{
+	if (nrq)
+		kiwi_ring_free(&qp->rq);
+	kiwi_ring_free(&qp->sq);
+}
+
+/*
+ * Reserve the number, cyclically so that a stale number (a late
+ * completion, a peer's old connection) does not name a new QP at once;
+ * the QP is published once complete.
+ */
+static int kiwi_qp_num_reserve(struct kiwi_dev *kdev, u32 *id)
+{
+	int rv;
+
+	rv = xa_alloc_cyclic_bh(&kdev->qp_xa, id, NULL,
+				XA_LIMIT(1, KIWI_MAX_QP), &kdev->qp_next,
+				GFP_KERNEL);
+	if (rv < 0)
+		return rv == -EBUSY ? -ENOMEM : rv;
+	return 0;
+}
+
+/* the provider's answer: the rings to map and their sizes */
+static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata,
+			   u32 id, u32 nsq, u32 nrq)
+{
+	struct kiwi_uresp_create_qp resp = {
+		.sq_key = kiwi_ring_key(&qp->sq),
+		.rq_key = nrq ? kiwi_ring_key(&qp->rq) : KIWI_INVAL_KEY,
+		.qp_id = id,
+		.num_sqe = nsq,
+		.num_rqe = nrq,
+	};
+
+	return kiwi_respond(udata, &resp, sizeof(resp));
+}
+
+/* what the QP really offers, at least what was asked for */
+static void kiwi_qp_caps_report(struct ib_qp_cap *cap, u32 nsq, u32 nrq)
+{
+	cap->max_send_wr = nsq;
+	cap->max_send_sge = KIWI_MAX_SGE;
+	cap->max_inline_data = KIWI_MAX_INLINE;
+	cap->max_recv_wr = nrq;
+	cap->max_recv_sge = nrq ? KIWI_MAX_SGE : 0;
+}
+
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		   struct ib_udata *udata)
 {
@@ -174,50 +238,19 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_QP, &qp->uctx);
 	if (rv)
 		return rv;
-	rv = kiwi_ring_alloc(&qp->sq, nsq, sizeof(struct kiwi_sqe), udata);
+	rv = kiwi_qp_rings_alloc(qp, nsq, nrq, udata);
 	if (rv)
 		goto err_charge;
-	if (nrq) {
-		rv = kiwi_ring_alloc(&qp->rq, nrq, sizeof(struct kiwi_rqe),
-				     udata);
-		if (rv)
-			goto err_sq;
-	}
-	/*
-	 * Reserve the number, cyclically so that a stale number (a late
-	 * completion, a peer's old connection) does not name a new QP at
-	 * once; the QP is published once complete.
-	 */
-	rv = xa_alloc_cyclic_bh(&kdev->qp_xa, &id, NULL,
-				XA_LIMIT(1, KIWI_MAX_QP), &kdev->qp_next,
-				GFP_KERNEL);
-	if (rv < 0) {
-		rv = rv == -EBUSY ? -ENOMEM : rv;
-		goto err_rq;
-	}
+	rv = kiwi_qp_num_reserve(kdev, &id);
+	if (rv)
+		goto err_rings;
 	ibqp->qp_num = id;
-
 	if (udata) {
-		struct kiwi_uresp_create_qp resp = {
-			.sq_key = kiwi_ring_key(&qp->sq),
-			.rq_key = nrq ? kiwi_ring_key(&qp->rq) :
-				KIWI_INVAL_KEY,
-			.qp_id = id,
-			.num_sqe = nsq,
-			.num_rqe = nrq,
-		};
-
-		rv = kiwi_respond(udata, &resp, sizeof(resp));
+		rv = kiwi_qp_respond(qp, udata, id, nsq, nrq);
 		if (rv)
 			goto err_id;
 	}
-
-	/* what the QP really offers, at least what was asked for */
-	cap->max_send_wr = nsq;
-	cap->max_send_sge = KIWI_MAX_SGE;
-	cap->max_inline_data = KIWI_MAX_INLINE;
-	cap->max_recv_wr = nrq;
-	cap->max_recv_sge = nrq ? KIWI_MAX_SGE : 0;
+	kiwi_qp_caps_report(cap, nsq, nrq);
 
 	if (udata)
 		qp->owner = get_pid(task_tgid(current));
@@ -229,11 +262,8 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 err_id:
 	xa_erase_bh(&kdev->qp_xa, id);
-err_rq:
-	if (nrq)
-		kiwi_ring_free(&qp->rq);
-err_sq:
-	kiwi_ring_free(&qp->sq);
+err_rings:
+	kiwi_qp_rings_free(qp, nrq);
 err_charge:
 	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
 	return rv;

@@ -292,81 +292,104 @@ static struct kiwi_mr *kiwi_rx_inval_mr(struct kiwi_qp *qp, u32 stag,
 	return NULL;
 }
 
+/* p2p responder: the first FPDU must be the agreed RTR */
+static enum kiwi_err kiwi_rx_hdr_rtr(struct kiwi_qp *qp,
+				     const struct kiwi_hdr *h, u32 plen)
+{
+	enum kiwi_err err;
+
+	err = kiwi_mpa_rtr_check(&qp->mpa, h, plen);
+	if (err)
+		return err;
+	qp->rx_rtr = true;
+	trace_kiwi_rtr_rcvd(qp->ibqp.qp_num, h->opcode);
+	if (h->opcode == KIWI_RDMAP_READ_REQ)
+		return kiwi_rx_rreq(qp, h);
+	qp->rx_kind = KIWI_RXK_SKIP;
+	return KIWI_OK;
+}
+
+/* a tagged Write: the MR it names, checked for the whole segment */
+static enum kiwi_err kiwi_rx_hdr_write(struct kiwi_qp *qp,
+				       const struct kiwi_hdr *h, u32 plen)
+{
+	struct kiwi_mr *mr;
+	int rv;
+
+	/* refused as by an MR without the right: access violation */
+	if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE))
+		return KIWI_ERR_RDMAP_ACCESS;
+	mr = kiwi_mr_get(qp->kdev, h->stag);
+	if (!mr)
+		return KIWI_ERR_DDP_T_STAG;
+	rv = kiwi_mr_check(mr, qp->ibqp.pd, h->to, plen,
+			   IB_ACCESS_REMOTE_WRITE, &qp->rx_gen);
+	if (rv) {
+		kiwi_mr_put(mr);
+		return kiwi_rx_mr_err(rv, false);
+	}
+	qp->rx_mr = mr;
+	qp->rx_to = h->to;
+	qp->rx_kind = KIWI_RXK_WRITE;
+	return KIWI_OK;
+}
+
+/* a Send of any kind: the RQE it lands in, room there, an invalidation */
+static enum kiwi_err kiwi_rx_hdr_send(struct kiwi_qp *qp,
+				      const struct kiwi_hdr *h, u32 plen)
+{
+	struct kiwi_mr *mr;
+	enum kiwi_err err;
+
+	if (!qp->rxs.active) {
+		err = kiwi_rx_take_rqe(qp);
+		if (err)
+			return err;
+	}
+	if (plen > qp->rxs.total - qp->rxs.placed) {
+		/* the RQE completes with its own error, then flush */
+		kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
+			   IB_WC_LOC_LEN_ERR, 0, 0);
+		kiwi_rx_put_sges(qp->rxs.mr);
+		qp->rxs.active = false;
+		return KIWI_ERR_DDP_U_TOOLONG;
+	}
+	/* a refused invalidation places nothing of the last segment */
+	if (h->last && (h->opcode == KIWI_RDMAP_SEND_INV ||
+			h->opcode == KIWI_RDMAP_SEND_SE_INV)) {
+		mr = kiwi_rx_inval_mr(qp, h->inval_stag, true);
+		if (!mr) {
+			kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
+				   IB_WC_REM_INV_REQ_ERR, 0, 0);
+			kiwi_rx_put_sges(qp->rxs.mr);
+			qp->rxs.active = false;
+			return KIWI_ERR_RDMAP_INVALIDATE;
+		}
+		kiwi_mr_put(mr);
+	}
+	qp->rx_kind = KIWI_RXK_SEND;
+	return KIWI_OK;
+}
+
 /* A segment's header: find and check its destination. */
 static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 				 u32 plen)
 {
-	struct kiwi_mr *mr;
-	enum kiwi_err err;
-	int rv;
-
 	qp->rx_kind = KIWI_RXK_NONE;
 	qp->rx_bytes = 0;
-	if (test_bit(KIWI_EF_HOLD, &qp->eflags)) {
-		/* p2p responder: the first FPDU must be the agreed RTR */
-		err = kiwi_mpa_rtr_check(&qp->mpa, h, plen);
-		if (err)
-			return err;
-		qp->rx_rtr = true;
-		trace_kiwi_rtr_rcvd(qp->ibqp.qp_num, h->opcode);
-		if (h->opcode == KIWI_RDMAP_READ_REQ)
-			return kiwi_rx_rreq(qp, h);
-		qp->rx_kind = KIWI_RXK_SKIP;
-		return KIWI_OK;
-	}
+	if (test_bit(KIWI_EF_HOLD, &qp->eflags))
+		return kiwi_rx_hdr_rtr(qp, h, plen);
 
 	switch (h->opcode) {
 	case KIWI_RDMAP_WRITE:
-		/* refused as by an MR without the right: access violation */
-		if (!(READ_ONCE(qp->access) & IB_ACCESS_REMOTE_WRITE))
-			return KIWI_ERR_RDMAP_ACCESS;
-		mr = kiwi_mr_get(qp->kdev, h->stag);
-		if (!mr)
-			return KIWI_ERR_DDP_T_STAG;
-		rv = kiwi_mr_check(mr, qp->ibqp.pd, h->to, plen,
-				   IB_ACCESS_REMOTE_WRITE, &qp->rx_gen);
-		if (rv) {
-			kiwi_mr_put(mr);
-			return kiwi_rx_mr_err(rv, false);
-		}
-		qp->rx_mr = mr;
-		qp->rx_to = h->to;
-		qp->rx_kind = KIWI_RXK_WRITE;
-		return KIWI_OK;
+		return kiwi_rx_hdr_write(qp, h, plen);
 	case KIWI_RDMAP_READ_RESP:
 		return kiwi_rx_rresp(qp, h, plen);
 	case KIWI_RDMAP_SEND:
 	case KIWI_RDMAP_SEND_INV:
 	case KIWI_RDMAP_SEND_SE:
 	case KIWI_RDMAP_SEND_SE_INV:
-		if (!qp->rxs.active) {
-			err = kiwi_rx_take_rqe(qp);
-			if (err)
-				return err;
-		}
-		if (plen > qp->rxs.total - qp->rxs.placed) {
-			/* the RQE completes with its own error, then flush */
-			kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
-				   IB_WC_LOC_LEN_ERR, 0, 0);
-			kiwi_rx_put_sges(qp->rxs.mr);
-			qp->rxs.active = false;
-			return KIWI_ERR_DDP_U_TOOLONG;
-		}
-		/* a refused invalidation places nothing of the last segment */
-		if (h->last && (h->opcode == KIWI_RDMAP_SEND_INV ||
-				h->opcode == KIWI_RDMAP_SEND_SE_INV)) {
-			mr = kiwi_rx_inval_mr(qp, h->inval_stag, true);
-			if (!mr) {
-				kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
-					   IB_WC_REM_INV_REQ_ERR, 0, 0);
-				kiwi_rx_put_sges(qp->rxs.mr);
-				qp->rxs.active = false;
-				return KIWI_ERR_RDMAP_INVALIDATE;
-			}
-			kiwi_mr_put(mr);
-		}
-		qp->rx_kind = KIWI_RXK_SEND;
-		return KIWI_OK;
+		return kiwi_rx_hdr_send(qp, h, plen);
 	case KIWI_RDMAP_READ_REQ:
 		return kiwi_rx_rreq(qp, h);
 	case KIWI_RDMAP_TERMINATE:

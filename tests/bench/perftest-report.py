@@ -21,6 +21,8 @@ import statistics
 import subprocess
 import sys
 
+from bench_report import doc_section
+
 CONFIGS = ["kiwi", "siw", "kiwi-crc", "siw-crc", "tcp"]
 # perftest test -> the TCP measurement it is compared with
 TESTS = [("write_bw", "ib_write_bw", "tcp_bw"),
@@ -201,8 +203,7 @@ def main():
     print("CSV: %s, %s-medians.csv" % (a.csv, base))
     if not a.doc:
         return 0
-    section = """<!-- perftest-results-begin -->
-Latest run: %s, kiwi at %s, guest kernel %s, perftest %s, host CPU %s
+    doc_section(a.doc, "perftest", """Latest run: %s, kiwi at %s, guest kernel %s, perftest %s, host CPU %s
 (host load average %s).
 QEMU TCG (no KVM), 2 vCPUs shared by client and server: absolute numbers
 are an emulator's; only ratios from alternating runs in one boot mean
@@ -215,18 +216,10 @@ trip).  kiwi/TCP compares kiwi with CRC off.  Sizes: %s.
 
 Targets:
 
-%s
-<!-- perftest-results-end -->""" % (
+%s""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
         meta.get("perftest", "?"), meta.get("host cpu", "?"),
-        meta.get("host load", "?"), runs, meta.get("matrix", "?"), table, tg)
-    doc = open(a.doc).read()
-    doc, n = re.subn(r"<!-- perftest-results-begin -->.*<!-- perftest-results-end -->",
-                     lambda m: section, doc, flags=re.S)
-    if n != 1:
-        sys.exit("%s has no perftest-results markers" % a.doc)
-    open(a.doc, "w").write(doc)
-    print("results written to %s" % a.doc)
+        meta.get("host load", "?"), runs, meta.get("matrix", "?"), table, tg))
     if a.doc_png and have_png:
         if os.path.getsize(png) > 200 * 1024:
             print("plot larger than 200 KB, not copied to %s" % a.doc_png,

@@ -38,22 +38,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-runs=5
+. "$here/bench-lib.sh"
 quick=${KIWI_BENCH_QUICK:-0}
-doc=1
-guest=0
-csv=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--runs) runs=$2; shift ;;
-	--quick) quick=1 ;;
-	--no-doc) doc=0 ;;
-	--guest) guest=1; csv=$2; shift ;;
-	-h|--help) sed -n '3,32p' "$0"; exit 0 ;;
-	*) echo "perftest.sh: unknown argument $1" >&2; exit 2 ;;
-	esac
-	shift
-done
+bench_parse_args perftest.sh "runs quick" "$@"
 
 # Sizes per test.  Every perftest run costs seconds of process start and
 # connection setup under TCG, whatever its size, so the matrix is what
@@ -362,19 +349,14 @@ if [ $guest = 1 ]; then
 fi
 
 # ----------------------------------------------------------------- host side
-[ -f "$root/kiwi.ko" ] || { echo "perftest.sh: build kiwi.ko first (make module)" >&2; exit 1; }
 [ -e "$root/userspace/build/libkiwi-rdmav34.so" ] ||
 	{ echo "perftest.sh: build the provider first (make provider)" >&2; exit 1; }
 for t in ib_write_bw iperf3 sockperf gnuplot; do
 	command -v $t > /dev/null ||
 		{ echo "perftest.sh: $t missing (scripts/deps.sh)" >&2; exit 1; }
 done
-"$root/tests/vm/build-siw.sh" || exit 1
+bench_host_start perftest
 "$here/build-siw-crc.sh" || exit 1
-mkdir -p "$here/out"
-stamp=$(date -u +%Y%m%d-%H%M%S)
-csv=$here/out/perftest-$stamp.csv
-rm -f "$csv" "$csv.meta"
 load0=$(awk '{ print $1 }' /proc/loadavg)
 # the host's load while the VM runs: other work on the host slows the
 # emulated CPUs unevenly, so it goes with the results
@@ -388,14 +370,13 @@ KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout "$tmo" -- \
 rc=$?
 kill $sampler 2> /dev/null
 wait $sampler 2> /dev/null
-[ -s "$csv" ] || { echo "perftest.sh: no results (vm-run status $rc)" >&2; exit 1; }
-[ $rc = 0 ] || echo "perftest.sh: warning: vm-run exited with status $rc" >&2
+bench_vm_done perftest.sh $rc
 {
 	echo "# runs $runs"
-	echo "# host cpu $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
+	echo "# host cpu $(bench_cpu)"
 	echo "# host load $load0 at start, $(awk '{ print $1 }' /proc/loadavg) at end$(sort -n "$csv.load" |
 		awk '{ v[NR] = $1 } END { if (NR) printf "; min %s, median %s, max %s over the run", v[1], v[int((NR + 1) / 2)], v[NR] }')"
-	echo "# kiwi $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- drivers userspace || echo ' with uncommitted changes'), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')"
+	echo "# kiwi $(bench_rev changes drivers userspace)"
 	echo "# date $(date -u '+%Y-%m-%d %H:%M UTC')"
 } >> "$csv.meta"
 args=()

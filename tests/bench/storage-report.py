@@ -11,11 +11,11 @@
 import csv
 import datetime
 import os
-import re
-import statistics
 import subprocess
 import sys
 import tempfile
+
+from bench_report import doc_section, fmt, median, runs_txt, values
 
 (path, png, docpath, dodoc, cpu, kernel, runs, runtime, ramp, rev,
  load) = sys.argv[1:]
@@ -27,27 +27,6 @@ TESTS = [("rand4k", "4 KiB random read", "IOPS"),
 
 rows = list(csv.DictReader(open(path)))
 
-
-def values(proto, transport, test):
-    vals = [r["value"] for r in rows if r["proto"] == proto and
-            r["transport"] == transport and r["test"] == test]
-    ok = [float(v) for v in vals if v != "fail"]
-    return ok, len(vals) - len(ok)
-
-
-def fmt(unit, x):
-    if x is None:
-        return "failed"
-    return "%.0f" % x if unit == "IOPS" else "%.1f" % x
-
-
-def runs_txt(unit, v, f):
-    txt = " ".join(fmt(unit, x) for x in v)
-    if f:
-        txt += (" " if txt else "") + "(%d failed)" % f
-    return txt
-
-
 lines = ["| protocol | test | kiwi | siw | TCP | kiwi/TCP (target >= 1) "
          "| kiwi/siw (target >= 2) | runs kiwi; siw; TCP |",
          "|---|---|---:|---:|---:|---:|---:|---|"]
@@ -57,8 +36,8 @@ for proto, rdma_name, tcp_name in PROTOS:
         med = {}
         raw = []
         for t in ("kiwi", "siw", "tcp"):
-            v, f = values(proto, t, test)
-            med[t] = statistics.median(v) if v else None
+            v, f = values(rows, proto=proto, transport=t, test=test)
+            med[t] = median(v)
             raw.append(runs_txt(unit, v, f))
 
         def ratio(a, b, target):
@@ -120,8 +99,7 @@ with tempfile.TemporaryDirectory() as tmp:
 if dodoc != "1":
     sys.exit(0)
 date = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")
-section = """<!-- storage-results-begin -->
-Latest run: %s, kiwi at %s, guest kernel %s, host CPU %s
+doc_section(docpath, "storage", """Latest run: %s, kiwi at %s, guest kernel %s, host CPU %s
 (host load average %s when it ended).
 QEMU TCG (no KVM), 2 vCPUs shared by initiator and target: absolute
 numbers are those of an emulator; only the ratios, from alternating runs
@@ -129,13 +107,4 @@ in one boot, mean anything.  %s rounds per transport, %s s per fio run
 after a %s s ramp; raw values per run in the last column (CSV and PNG in
 tests/bench/out/).
 
-%s
-<!-- storage-results-end -->""" % (date, rev, kernel, cpu, load, runs, runtime,
-                                   ramp, table)
-doc = open(docpath).read()
-doc, n = re.subn(r"<!-- storage-results-begin -->.*<!-- storage-results-end -->",
-                 lambda m: section, doc, flags=re.S)
-if n != 1:
-    sys.exit("benchmarks.md has no storage-results markers")
-open(docpath, "w").write(doc)
-print("results written to %s" % docpath)
+%s""" % (date, rev, kernel, cpu, load, runs, runtime, ramp, table))

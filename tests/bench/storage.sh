@@ -36,70 +36,21 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-runs=5
-runtime=10
-ramp=2
-doc=1
-guest=0
-csv=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--runs) runs=$2; shift ;;
-	--runtime) runtime=$2; shift ;;
-	--ramp) ramp=$2; shift ;;
-	--no-doc) doc=0 ;;
-	--guest) guest=1; csv=$2; shift ;;
-	-h|--help) sed -n '3,34p' "$0"; exit 0 ;;
-	*) echo "storage.sh: unknown argument $1" >&2; exit 2 ;;
-	esac
-	shift
-done
+. "$here/bench-lib.sh"
+bench_parse_args storage.sh "runs runtime ramp" "$@"
 
 BENCH_MB=64
 TRANSPORTS="kiwi siw tcp"
 
 # ---------------------------------------------------------------- guest side
 
-# fio_one NAME FILE RW BS DEPTH -> "iops MiB/s" of the job's side
-fio_one() {
-	local rw=$3 side=read
-	[ "$rw" = write ] && side=write
-	fio --name="$1" --filename="$2" --direct=1 --ioengine=libaio \
-		--rw="$rw" --bs="$4" --iodepth="$5" --numjobs=1 \
-		--time_based --runtime="$runtime" --ramp_time="$ramp" \
-		--size=${BENCH_MB}M --output-format=json \
-		--output=/tmp/bench-fio.json > /dev/null 2>&1 || return 1
-	python3 -c '
-import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-if j.get("error"):
-	sys.exit(1)
-r = j[sys.argv[2]]
-print("%.1f %.2f" % (r["iops"], r["bw_bytes"] / 1048576))
-' /tmp/bench-fio.json "$side"
-}
 
 # fio_all ROUND PROTO TRANSPORT FILE: the three jobs, into the CSV
 fio_all() {
-	local r=$1 pr=$2 t=$3 f=$4 v
-	if v=$(fio_one rand4k "$f" randread 4k 32); then
-		set -- $v
-		echo "$r,$pr,$t,rand4k,$1,IOPS" >> "$csv"
-	else
-		echo "$r,$pr,$t,rand4k,fail,IOPS" >> "$csv"
-	fi
-	if v=$(fio_one seqrd128k "$f" read 128k 16); then
-		set -- $v
-		echo "$r,$pr,$t,seqrd128k,$2,MiB/s" >> "$csv"
-	else
-		echo "$r,$pr,$t,seqrd128k,fail,MiB/s" >> "$csv"
-	fi
-	if v=$(fio_one seqwr128k "$f" write 128k 16); then
-		set -- $v
-		echo "$r,$pr,$t,seqwr128k,$2,MiB/s" >> "$csv"
-	else
-		echo "$r,$pr,$t,seqwr128k,fail,MiB/s" >> "$csv"
-	fi
+	local row=$1,$2,$3 f=$4
+	bench_fio_csv "$row" IOPS rand4k "$f" randread 4k 32 $BENCH_MB
+	bench_fio_csv "$row" MiB/s seqrd128k "$f" read 128k 16 $BENCH_MB
+	bench_fio_csv "$row" MiB/s seqwr128k "$f" write 128k 16 $BENCH_MB
 }
 
 fail_run() {
@@ -254,26 +205,16 @@ if [ $guest = 1 ]; then
 fi
 
 # ----------------------------------------------------------------- host side
-[ -f "$root/kiwi.ko" ] || { echo "storage.sh: build kiwi.ko first (make module)" >&2; exit 1; }
-"$root/tests/vm/build-siw.sh" || exit 1
-mkdir -p "$here/out"
-stamp=$(date -u +%Y%m%d-%H%M%S)
-csv=$here/out/storage-$stamp.csv
+bench_host_start storage
 png=$here/out/storage-$stamp.png
-rm -f "$csv" "$csv.meta"
 # per run: links, login or mount (slow under TCG) and three fio jobs
 tmo=$((runs * 6 * (3 * (runtime + ramp + 5) + 150) + 600))
 "$root/tests/vm/vm-run.sh" --timeout "$tmo" -- \
 	bash "$root/tests/bench/storage.sh" --runs "$runs" --runtime "$runtime" \
 	--ramp "$ramp" --guest "$csv"
-rc=$?
-[ -s "$csv" ] || { echo "storage.sh: no results (vm-run status $rc)" >&2; exit 1; }
-[ $rc = 0 ] || echo "storage.sh: warning: vm-run exited with status $rc" >&2
+bench_vm_done storage.sh $?
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
-kernel=$(sed -n 's/^# kernel //p' "$csv.meta")
 python3 "$here/storage-report.py" "$csv" "$png" \
-	"$root/Documentation/benchmarks.md" "$doc" "$cpu" "$kernel" "$runs" \
-	"$runtime" "$ramp" \
-	"$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD -- drivers || echo ' with uncommitted driver changes'), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')" \
-	"$(awk '{ print $1 }' /proc/loadavg)"
+	"$root/Documentation/benchmarks.md" "$doc" "$(bench_cpu)" \
+	"$(sed -n 's/^# kernel //p' "$csv.meta")" "$runs" "$runtime" "$ramp" \
+	"$(bench_rev "driver changes" drivers)" "$(awk '{ print $1 }' /proc/loadavg)"

@@ -23,11 +23,7 @@ if [ -n "${RDMAV_DRIVERS:-}" ]; then
 else
 	tap_fail "provider found in the build tree (make provider)"
 fi
-if [ -x "$bin" ]; then
-	tap_ok "test program built"
-else
-	tap_fail "test program built (make -C tests/verbs)"
-fi
+tap_built "$bin"
 
 tap_check "kiwi.ko loads" kiwi_load
 tap_check "veth pair is up" veth_setup
@@ -63,15 +59,7 @@ tap_check "kiwi object counts: no context left by the refusal" \
 
 # The C program's TAP, renumbered; a crash or a missing plan fails too.
 if [ -x "$bin" ]; then
-	"$bin" -d kiwi0 -n veth0 > "$tmp/out" 2>&1
-	rc=$?
-	plan=0
-	tap_relay "verbs: " "$tmp/out" && plan=1
-	if [ "$rc" -eq 0 ] && [ "$plan" -eq 1 ]; then
-		tap_ok "verbs-objects exits 0 with a plan"
-	else
-		tap_fail "verbs-objects exits 0 with a plan (status $rc)"
-	fi
+	tap_program verbs 480 "$bin" -d kiwi0 -n veth0
 fi
 
 # A process holding objects: rdma resource show lists them.

@@ -95,12 +95,25 @@ rping_up() {
 	wait_for 60 sh -c "ss -Htn state established dport = :$1 | grep -q ."
 }
 
+# rx_bytes: what the client's device kiwiflt0 has received (its counter)
+rx_bytes() {
+	cat /sys/class/infiniband/kiwiflt0/ports/1/hw_counters/rx_bytes
+}
+
+# rx_grown BYTES MIN: kiwiflt0 received MIN bytes more than BYTES
+rx_grown() {
+	[ $(($(rx_bytes) - $1)) -ge "$2" ] ||
+		{ echo "kiwiflt0 received $(($(rx_bytes) - $1)) bytes, want $2"; return 1; }
+}
+
 # rping_bg LIMIT PORT COUNT [-V]: an rping pair of 16 KiB pings in the
 # background (server in the namespace, pid in sp; client here, pid in cp),
 # each killed after LIMIT seconds; returns once the client's connection is
-# established, so that a fault hits the transfer and not the set-up
+# established and has moved a few pings (64 KiB), so that a fault hits
+# the transfer and not the set-up
 rping_bg() {
-	local lim=$1 port=$2 n=$3 v=${4:-}
+	local lim=$1 port=$2 n=$3 v=${4:-} rx0
+	rx0=$(rx_bytes)
 	ip netns exec $ns timeout "$lim" rping -s -a 198.18.0.2 -p "$port" \
 		-C "$n" -S 16384 $v > "$tmp/rps.log" 2>&1 &
 	sp=$!
@@ -108,7 +121,9 @@ rping_bg() {
 	timeout "$lim" rping -c -a 198.18.0.2 -p "$port" -C "$n" -S 16384 $v \
 		> "$tmp/rpc.log" 2>&1 &
 	cp=$!
-	rping_up "$port"
+	{ rping_up "$port" && wait_for 30 rx_grown "$rx0" 65536; } \
+		> "$tmp/moving" 2>&1 ||
+		tap_diag "rping on port $port: no transfer under way" "$(cat "$tmp/moving")"
 }
 
 now_ms() {
@@ -191,7 +206,6 @@ tap_diag "ss -K: client $(cat "$tmp/live.c"); server $(cat "$tmp/live.s"); fault
 outage_survived() {
 	local mid=0 crc=0 src=0
 	rping_bg "$1" "$2" "$3" -V
-	sleep 1
 	ip netns exec $ns ip link set veth1 down
 	sleep "$4"
 	ip netns exec $ns ip link set veth1 up
@@ -200,6 +214,21 @@ outage_survived() {
 	wait $sp || src=$?
 	tap_check "$5" \
 		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+}
+
+# path_down_under_rping LIMIT PORT: a busy rping pair (rping_bg), then the
+# path down (veth1) until both have ended: crc and src their exit
+# statuses, t0 when the path went, t1 and t2 when client and server ended.
+path_down_under_rping() {
+	rping_bg "$1" "$2" 100000
+	ip netns exec $ns ip link set veth1 down
+	t0=$(now_ms)
+	wait $cp
+	crc=$?
+	t1=$(now_ms)
+	wait $sp
+	src=$?
+	t2=$(now_ms)
 }
 
 # the path down for less than the user timeout: nothing lost
@@ -211,16 +240,7 @@ outage_survived 300 20963 3000 1.5 \
 # the path down for longer: a busy connection is told by the user timeout
 knobs kiwiflt0 4000 2
 knobs kiwiflt1 4000 2 $ns
-rping_bg 300 20964 100000
-sleep 1
-ip netns exec $ns ip link set veth1 down
-t0=$(now_ms)
-wait $cp
-crc=$?
-t1=$(now_ms)
-wait $sp
-src=$?
-t2=$(now_ms)
+path_down_under_rping 300 20964
 tap_diag "busy path down: client rping exit $crc after $((t1 - t0)) ms, server exit $src after $((t2 - t0)) ms" \
 	"client: $(tail -n 3 "$tmp/rpc.log" | tr '\n' ' ')" \
 	"server: $(tail -n 3 "$tmp/rps.log" | tr '\n' ' ')"
@@ -249,16 +269,7 @@ if [ -n "${KIWI_FULL:-}" ]; then
 		"defaults: path down 5 s under rping -V: both exit 0"
 
 	tap_check "defaults: idle connection up" live_start 20967
-	rping_bg 600 20968 100000
-	sleep 1
-	ip netns exec $ns ip link set veth1 down
-	t0=$(now_ms)
-	wait $cp
-	crc=$?
-	t1=$(now_ms)
-	wait $sp
-	src=$?
-	t2=$(now_ms)
+	path_down_under_rping 600 20968
 	left=$((60000 - (t2 - t0)))
 	[ $left -gt 0 ] && sleep $((left / 1000))
 	ip netns exec $ns ip link set veth1 up
@@ -275,7 +286,6 @@ fi
 
 # the peer's namespace deleted mid-transfer (veth0 goes with its peer)
 rping_bg 300 20969 100000
-sleep 1
 ip netns pids $ns | xargs -r kill -9
 ip netns del $ns
 t0=$(now_ms)

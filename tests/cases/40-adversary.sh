@@ -75,8 +75,7 @@ cleanup() {
 	fi
 	if [ -n "$vpid" ] && kill -0 "$vpid" 2>/dev/null; then
 		kill -TERM "$vpid" 2>/dev/null
-		sleep 2
-		kill -KILL "$vpid" 2>/dev/null
+		wait_for 10 pid_gone "$vpid" || kill -KILL "$vpid" 2>/dev/null
 	fi
 	rdma link del "$dev" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
@@ -250,7 +249,7 @@ inval_pass() {
 
 # mr_count: kiwi's MRs (debugfs), deregistered ones not yet freed included
 mr_count() {
-	awk '$1 == "mrs" { print $2 }' "$KIWI_OBJECTS"
+	kiwi_count mrs
 }
 
 # mrs_are N: exactly N
@@ -335,8 +334,18 @@ dereg_pass() {
 }
 dereg_pass
 
-# Give the victim time to see the last connections go, then stop it.
-sleep 3
+# qps_at_most N: the victim has at most N QPs left (debugfs)
+qps_at_most() {
+	[ "$(kiwi_count qps)" -le "$1" ] ||
+		{ echo "debugfs qps $(kiwi_count qps), want <= $1"; return 1; }
+}
+
+# Let the victim see the last connections go (their QPs destroyed, up to
+# 5 s after each close), all but the one a dereg adversary still holds;
+# then stop it.
+if ! wait_for 20 qps_at_most $([ -n "$apid" ] && echo 1 || echo 0); then
+	tap_diag "the victim still has QPs of closed connections: $(kiwi_count qps)"
+fi
 if [ -n "$vpid" ]; then
 	kill -TERM "$vpid" 2>/dev/null
 	vrc=

@@ -263,10 +263,4 @@ tap_check "a user's rdma_connect() naming nvme-rdma's kernel QP fails with EINVA
 tap_check "object counts zero after the refused takeover" nvmf_wait 10 kiwi_counts_zero
 
 nvmf_sniff_stop
-nvmf_net_teardown
-rmmod nvme-rdma nvmet-rdma 2>/dev/null
-tap_check "nvme-rdma and nvmet-rdma unload" eval \
-	"[ ! -d /sys/module/nvme_rdma ] && [ ! -d /sys/module/nvmet_rdma ]"
-siw_unload
-tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
-tap_done
+nvmf_finish

@@ -78,15 +78,17 @@ counts_zero() {
 # under_load P LABEL: host and target connected over P, verified I/O
 # running in the background; fails (after cleaning up) if they cannot connect.
 under_load() {
-	local p=$1 label=$2
+	local p=$1 label=$2 b0
 	tap_check "$label: connected" setup_all "$p" || {
 		cleanup_all
 		counts_zero "$p" "$label"
 		return 1
 	}
 	NVMF_DEV=$(nvmf_ns_bdev)
+	b0=$(nvmf_veth_bytes)
 	bg_io_start
-	sleep 2
+	tap_check "$label: I/O under way (1 MiB over the veth within 30 s)" \
+		nvmf_wait 30 nvmf_io_moving "$b0" 1048576
 }
 
 # link_del LABEL DEV: `rdma link del DEV` returns and the device goes.
@@ -191,10 +193,4 @@ for p in $provs; do
 	tap_diag "$p took $((SECONDS - t0)) s"
 done
 
-nvmf_net_teardown
-rmmod nvme-rdma nvmet-rdma 2>/dev/null
-tap_check "nvme-rdma and nvmet-rdma unload" eval \
-	"[ ! -d /sys/module/nvme_rdma ] && [ ! -d /sys/module/nvmet_rdma ]"
-siw_unload
-tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
-tap_done
+nvmf_finish

@@ -60,12 +60,14 @@ tap_check "its bytes crossed the veth (> 8 MiB both ways together)" \
 netem_off
 
 # a dead path for 10 s under I/O
+b0=$(nvmf_veth_bytes)
 fio --name=outage --filename="$NVMF_DEV" --direct=1 --ioengine=libaio \
 	--rw=randwrite --bs=16k --size=8M --iodepth=8 --verify=crc32c \
 	--do_verify=1 --verify_fatal=1 --randseed=4421 --verify_state_save=0 \
 	--rate=2m > /tmp/nvmf-outage.out 2>&1 &
 fp=$!
-sleep 1
+tap_check "outage: fio is writing (1 MiB over the veth within 30 s)" \
+	nvmf_wait 30 nvmf_io_moving "$b0" 1048576
 netem loss 100%
 t0=$SECONDS
 left=0

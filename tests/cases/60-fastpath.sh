@@ -31,22 +31,7 @@ set_crc() {
 	set_mpa_crc "$1" kiwifp0 kiwifp1
 }
 
-# Run the program; its TAP lines become this script's, prefixed.
-run_fastpath() {
-	local crc=$1 rc
-	timeout 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1 > /tmp/fp.log 2>&1
-	rc=$?
-	tap_relay "crc $crc: " /tmp/fp.log ||
-		tap_fail "crc $crc: fastpath printed no plan (crashed?)"
-	[ $rc -eq 0 ] || tap_fail "crc $crc: fastpath exit status $rc"
-}
-
-if [ -x "$bin" ]; then
-	tap_ok "test program built"
-else
-	tap_fail "test program built (make -C tests/verbs)"
-	tap_done
-fi
+tap_built "$bin" || tap_done
 cleanup
 tap_check "setup: kiwi devices on both ends of the veth, server in a netns" setup
 kiwi_provider_env
@@ -55,7 +40,7 @@ crcs=off
 [ "${KIWI_FULL:-0}" = 1 ] && crcs="off required"
 for crc in $crcs; do
 	tap_check "mpa_crc=$crc on both devices" set_crc $crc
-	run_fastpath $crc
+	tap_program "crc $crc" 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1
 done
 
 cleanup

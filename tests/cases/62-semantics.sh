@@ -49,25 +49,14 @@ set_crc() {
 # run LABEL ARGS...: the program's TAP, renumbered; a crash or a missing
 # plan fails too.
 run() {
-	local label=$1 rc
+	local label=$1
 	shift
-	timeout 600 "$bin" -c 198.18.0.1 -s 198.18.0.2 \
-		-n /var/run/netns/$ns "$@" > "$tmp/out" 2>&1
-	rc=$?
-	if tap_relay "$label: " "$tmp/out" && [ "$rc" -eq 0 ]; then
-		tap_ok "$label: semantics exits 0 with a plan"
-	else
-		tap_fail "$label: semantics exits 0 with a plan (status $rc)"
-	fi
+	tap_program "$label" 600 "$bin" -c 198.18.0.1 -s 198.18.0.2 \
+		-n /var/run/netns/$ns "$@"
 }
 
 kiwi_provider_env
-if [ -x "$bin" ]; then
-	tap_ok "test program built"
-else
-	tap_fail "test program built (make -C tests/verbs)"
-	tap_done
-fi
+tap_built "$bin" || tap_done
 
 cleanup
 tap_check "setup: kiwi on both ends of the veth, server in a netns" \
@@ -126,15 +115,9 @@ fi
 # the end and 3 killed halfway; every call returns success or a verb's
 # errno, no process crashes, the object counts return to zero.
 vfuzz() {
-	local seed=$1 secs=$2 rc
-	timeout $((secs + 180)) "$KIWI_ROOT/tests/verbs/build/verbs-fuzz" \
-		-d kiwisem0 -S "$seed" -D "$secs" -P 3 > "$tmp/vf" 2>&1
-	rc=$?
-	if tap_relay "verbs-fuzz seed $seed: " "$tmp/vf" && [ "$rc" -eq 0 ]; then
-		tap_ok "verbs-fuzz seed $seed: exits 0 with a plan"
-	else
-		tap_fail "verbs-fuzz seed $seed: exits 0 with a plan (status $rc)"
-	fi
+	tap_program "verbs-fuzz seed $1" $(($2 + 180)) \
+		"$KIWI_ROOT/tests/verbs/build/verbs-fuzz" -d kiwisem0 -S "$1" \
+		-D "$2" -P 3
 }
 vfuzz 1 15
 if [ -n "${KIWI_FULL:-}" ]; then

@@ -206,6 +206,11 @@ rdma_pair_teardown() {
 	veth_teardown
 }
 
+# kiwi_count NAME: one of kiwi's debugfs object counts (qps, mrs, ceps...)
+kiwi_count() {
+	awk -v n="$1" '$1 == n { print $2 }' "$KIWI_OBJECTS"
+}
+
 # Every "name count" line of kiwi's debugfs object counters must be 0.
 kiwi_counts_zero() {
 	local name count bad=0 lines=0
@@ -294,4 +299,27 @@ tap_relay() {
 		esac
 	done < "$file"
 	[ "$plan" = 1 ]
+}
+
+# tap_built PROGRAM: a test, ok when the C test program (tests/verbs) is built.
+tap_built() {
+	tap_check "${1##*/} is built (make -C tests/verbs)" test -x "$1"
+}
+
+# tap_program LABEL SECONDS CMD...: run a C test program (killed after
+# SECONDS), relay its TAP with "LABEL: " before each description, then one
+# test of its own: it exits 0 and printed its plan (a crash half-way has
+# none).
+tap_program() {
+	local label=$1 tmo=$2 out rc
+	shift 2
+	out=$(mktemp /tmp/tap-program.XXXXXX)
+	timeout "$tmo" "$@" > "$out" 2>&1
+	rc=$?
+	if tap_relay "$label: " "$out" && [ "$rc" -eq 0 ]; then
+		tap_ok "$label: ${1##*/} exits 0 with a plan"
+	else
+		tap_fail "$label: ${1##*/} exits 0 with a plan (status $rc)"
+	fi
+	rm -f "$out"
 }

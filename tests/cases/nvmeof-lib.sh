@@ -98,10 +98,11 @@ nvmf_net_teardown() {
 	veth_teardown
 }
 
-# nvmf_veth_bytes: "tx rx" byte counters of veth0 (the host's end).
+# nvmf_veth_bytes [NETDEV]: "tx rx" byte counters of NETDEV (veth0, the
+# host's end, by default).
 nvmf_veth_bytes() {
-	echo "$(cat /sys/class/net/veth0/statistics/tx_bytes)" \
-		"$(cat /sys/class/net/veth0/statistics/rx_bytes)"
+	local d=/sys/class/net/${1:-veth0}/statistics
+	echo "$(cat $d/tx_bytes)" "$(cat $d/rx_bytes)"
 }
 
 # nvmf_veth_crossed DESC "TX0 RX0" "TX1 RX1" MIN [MIN_RX]: a TAP test, ok
@@ -118,6 +119,15 @@ nvmf_veth_crossed() {
 	else
 		tap_fail "$desc (tx $tx, rx $rx bytes, want >= $5 and $6)"
 	fi
+}
+
+# nvmf_io_moving "TX0 RX0" MIN: veth0 has carried MIN bytes more, both ways
+# together, than at that nvmf_veth_bytes snapshot: I/O started in the
+# background is under way (for nvmf_wait).
+nvmf_io_moving() {
+	set -- $1 "$2" $(nvmf_veth_bytes)
+	[ $(($4 + $5 - $1 - $2)) -ge "$3" ] ||
+		{ echo "veth0 carried $(($4 + $5 - $1 - $2)) bytes, want $3"; return 1; }
 }
 
 # --- RDMA providers ---------------------------------------------------------
@@ -407,16 +417,39 @@ nvmf_dmesg_since_mark() {
 	dmesg | tail -n +"$((NVMF_DMESG_LINE + 1))"
 }
 
+# nvmf_finish: the end of an NVMe-oF case: the network gone, nvme-rdma and
+# nvmet-rdma unloaded (a test), siw unloaded, no kernel complaint since
+# nvmf_dmesg_mark (a test), then the plan.
+nvmf_finish() {
+	nvmf_net_teardown
+	rmmod nvme-rdma nvmet-rdma 2>/dev/null
+	tap_check "nvme-rdma and nvmet-rdma unload" eval \
+		"[ ! -d /sys/module/nvme_rdma ] && [ ! -d /sys/module/nvmet_rdma ]"
+	siw_unload
+	tap_check "no kernel warnings in dmesg" nvmf_dmesg_clean
+	tap_done
+}
+
 # nvmf_sniff_start: record every MPA Request and Reply frame crossing veth0
 # (the wire truth of what was negotiated) in /tmp/nvmf-mpa.log, for the
 # rest of the case (python starts slowly under TCG: once is enough).
 nvmf_sniff_start() {
+	nvmf_sniff_launch veth0
+	# The raw socket must be bound before the first SYN.
+	nvmf_sniff_ready 90
+}
+
+# nvmf_sniff_launch NETDEV: the capture on NETDEV, without waiting for it;
+# nvmf_sniff_ready SECONDS: it listens.
+nvmf_sniff_launch() {
 	: > /tmp/nvmf-mpa.log
-	python3 -u -c "$_NVMF_SNIFF_PY" veth0 > /tmp/nvmf-mpa.log 2>&1 &
+	python3 -u -c "$_NVMF_SNIFF_PY" "$1" > /tmp/nvmf-mpa.log 2>&1 &
 	NVMF_SNIFF_PID=$!
 	NVMF_SNIFF_MARK=0
-	# The raw socket must be bound before the first SYN.
-	nvmf_wait 90 grep -q '^ready' /tmp/nvmf-mpa.log || {
+}
+
+nvmf_sniff_ready() {
+	nvmf_wait "$1" grep -q '^ready' /tmp/nvmf-mpa.log || {
 		cat /tmp/nvmf-mpa.log
 		return 1
 	}

@@ -5,8 +5,8 @@
 # every tests/cases/[0-9]*.sh in order, each under its own time limit
 # (case-timeout.sh), each output line prefixed with the case's name.
 # A case fails, with an extra "not ok" line, when it exits non-zero, times
-# out, prints no TAP, leaves a kernel warning or BUG in dmesg, or leaves
-# kiwi.ko impossible to unload.
+# out, prints no TAP or no plan matching its results, leaves a kernel
+# warning or BUG in dmesg, or leaves kiwi.ko impossible to unload.
 # Markers "=== begin NAME" / "=== end NAME" let the host tell which case
 # was running if the guest dies; "=== abort NAME" means that case hung in
 # the kernel and the run stopped there.
@@ -89,7 +89,16 @@ for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	elif [ "$rc" != 0 ]; then
 		why+=("exit status $rc")
 	fi
-	grep -qE '^(not )?ok\b' "$out" || why+=("printed no TAP result")
+	# TAP: results, and a plan that counts them (a case cut short has none)
+	results=$(grep -cE '^(not )?ok\b' "$out")
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$out" | tail -n1)
+	if [ "$results" = 0 ]; then
+		why+=("printed no TAP result")
+	elif [ -z "$plan" ]; then
+		why+=("printed no TAP plan")
+	elif [ "$plan" != "$results" ]; then
+		why+=("plan 1..$plan but $results results")
+	fi
 	if [ -d /sys/module/kiwi ] && ! rmmod kiwi 2>/dev/null; then
 		why+=("kiwi.ko cannot be unloaded afterwards")
 	fi

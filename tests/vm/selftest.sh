@@ -70,6 +70,8 @@ printf '#!/bin/bash\necho "ok 1 - x"; echo "WARNING: kiwi bench self-test" > /de
 	> "$tmp/cases/03-dmesg.sh"
 printf '#!/bin/bash\n# timeout: 3\necho "ok 1 - x"; sleep 600\n' > "$tmp/cases/04-slow.sh"
 printf '#!/bin/bash\necho "ok 1 - fine"; echo 1..1\n' > "$tmp/cases/05-good.sh"
+printf '#!/bin/bash\necho "ok 1 - x"\n' > "$tmp/cases/06-noplan.sh"
+printf '#!/bin/bash\necho "ok 1 - x"; echo 1..2\n' > "$tmp/cases/07-shortplan.sh"
 chmod +x "$tmp"/cases/*.sh
 KIWI_CASES_DIR=${tmp#"$root"/}/cases "$vm" --timeout 200 -- \
 	bash tests/vm/guest-suite.sh > "$tmp/out" 2>&1
@@ -86,6 +88,10 @@ check "suite: a case over its time limit fails and the suite goes on" \
 	 grep -q '^05-good: ok 1 - fine' \"\$tmp/out\""
 check "suite: a good case gets no failure line" \
 	"! grep -q '^05-good: not ok' \"\$tmp/out\""
+check "suite: a case without a plan fails" \
+	"grep -q '^06-noplan: not ok - case failed: printed no TAP plan' \"\$tmp/out\""
+check "suite: a case whose plan does not count its results fails" \
+	"grep -q '^07-shortplan: not ok - case failed: plan 1..2 but 1 results' \"\$tmp/out\""
 
 echo "1..$n"
 exit $failed

@@ -79,8 +79,7 @@ th_get() {
 
 # th_bytes: "tx rx" byte counters of the wire's NIC.
 th_bytes() {
-	echo "$(cat "/sys/class/net/$nic/statistics/tx_bytes")" \
-		"$(cat "/sys/class/net/$nic/statistics/rx_bytes")"
+	nvmf_veth_bytes "$nic"
 }
 
 # th_nic: the name of the NIC with the wire's MAC (probed asynchronously).
@@ -101,22 +100,6 @@ th_wire_up() {
 	ip addr add "$me/24" dev "$nic" && ip link set "$nic" up
 }
 
-# th_sniff_start: nvmeof-lib's MPA frame capture, on the wire's NIC (python
-# starts slowly under TCG: while the peer boots); th_sniff_ready: it listens.
-th_sniff_start() {
-	: > /tmp/nvmf-mpa.log
-	python3 -u -c "$_NVMF_SNIFF_PY" "$nic" > /tmp/nvmf-mpa.log 2>&1 &
-	NVMF_SNIFF_PID=$!
-	NVMF_SNIFF_MARK=0
-}
-
-th_sniff_ready() {
-	nvmf_wait 120 grep -q '^ready' /tmp/nvmf-mpa.log || {
-		cat /tmp/nvmf-mpa.log
-		return 1
-	}
-}
-
 # th_mtu MTU: the NIC at MTU.
 th_mtu() {
 	ip link set "$nic" mtu "$1" || return 1
@@ -131,30 +114,35 @@ th_ping_full() {
 
 # --- steps: SIDE is server or client, ID names the step's rendezvous ------
 
+# th_serve ID PORT PID DESC LOG: the server's side of a step, the server
+# (PID, its output in LOG) already started: it listens on PORT, both sides
+# meet at ID-listen, it ends, both meet at ID-done; its exit status is a test.
+th_serve() {
+	local id=$1 port=$2 pid=$3 desc=$4 log=$5 rc
+	wait_for 60 tcp_listening "" "$port"
+	th_sync "$id-listen"
+	wait "$pid"
+	rc=$?
+	th_sync "$id-done"
+	tap_check "$desc: server exits 0" test $rc = 0 ||
+		tap_diag "$(tail -n 15 "$log")"
+}
+
 # rping SIDE ID SIZE COUNT: -V compares every buffer on the client.
 step_rping() {
-	local side=$1 id=$2 size=$3 count=$4 pid rc b0 b1 desc
+	local side=$1 id=$2 size=$3 count=$4 rc b0 b1 desc
 	desc="rping -V $size B x $count"
 	b0=$(th_bytes)
 	if [ "$side" = server ]; then
 		timeout 200 rping -s -a "$me" -C "$count" -S "$size" -V \
 			> /tmp/th-rping.log 2>&1 &
-		pid=$!
-		wait_for 60 tcp_listening "" 7174
-		th_sync "$id-listen"
-		wait $pid
-		rc=$?
-		th_sync "$id-done"
-		b1=$(th_bytes)
-		tap_check "$desc: server exits 0" test $rc = 0 ||
-			tap_diag "$(tail -n 15 /tmp/th-rping.log)"
+		th_serve "$id" 7174 $! "$desc" /tmp/th-rping.log
 	else
 		th_sync "$id-listen"
 		timeout 150 rping -c -a "$them" -C "$count" -S "$size" -V -v \
 			> /tmp/th-rping.log 2>&1
 		rc=$?
 		th_sync "$id-done"
-		b1=$(th_bytes)
 		if [ $rc = 0 ] && [ "$(grep -c '^ping data: ' /tmp/th-rping.log)" -eq "$count" ]; then
 			tap_ok "$desc: client exits 0, every ping verified"
 		else
@@ -162,6 +150,7 @@ step_rping() {
 			tap_diag "$(tail -n 15 /tmp/th-rping.log)"
 		fi
 	fi
+	b1=$(th_bytes)
 	# Per ping the server reads SIZE bytes from the client and writes
 	# SIZE bytes back.
 	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $((size * count)) $((size * count))
@@ -171,7 +160,7 @@ step_rping() {
 # 35-datapath.sh) is a file in the shared directory: the server's second
 # rdma_listen() creates it, the client's second rdma_connect() waits for it.
 step_perf() {
-	local side=$1 id=$2 tool=$3 pid rc b0 b1 desc n=50 s=65536 tx rx
+	local side=$1 id=$2 tool=$3 rc b0 b1 desc n=50 s=65536 tx rx
 	local gate=$dir/gate-$id
 	desc="$tool -R 64 KiB x $n"
 	[ -f "$gate_lib" ] || echo "no $gate_lib (make -C tests/verbs)"
@@ -181,15 +170,7 @@ step_perf() {
 		env LD_PRELOAD="$gate_lib" KIWI_LISTEN_GATE="$gate" \
 			KIWI_LISTEN_GATE_SKIP=1 timeout 200 stdbuf -oL "$tool" -R -F \
 			-d $dev -n $n -s $s > /tmp/th-perf.log 2>&1 &
-		pid=$!
-		wait_for 60 tcp_listening "" 18515
-		th_sync "$id-listen"
-		wait $pid
-		rc=$?
-		th_sync "$id-done"
-		b1=$(th_bytes)
-		tap_check "$desc: server exits 0" test $rc = 0 ||
-			tap_diag "$(tail -n 15 /tmp/th-perf.log)"
+		th_serve "$id" 18515 $! "$desc" /tmp/th-perf.log
 	else
 		th_sync "$id-listen"
 		LD_PRELOAD=$gate_lib KIWI_CONNECT_GATE=$gate KIWI_CONNECT_GATE_SKIP=1 \
@@ -197,7 +178,6 @@ step_perf() {
 			"$them" > /tmp/th-perf.log 2>&1
 		rc=$?
 		th_sync "$id-done"
-		b1=$(th_bytes)
 		if [ $rc = 0 ] && grep -q '^ 65536 ' /tmp/th-perf.log; then
 			tap_ok "$desc: client exits 0 with its report"
 		else
@@ -205,6 +185,7 @@ step_perf() {
 			tap_diag "$(tail -n 15 /tmp/th-perf.log)"
 		fi
 	fi
+	b1=$(th_bytes)
 	# The payload goes client to server for write and send, server to
 	# client for read.
 	tx=0 rx=0
@@ -358,7 +339,9 @@ kiwi_provider_env
 kv=$(uname -r)
 tap_diag "guest $role: kernel $kv, $me"
 tap_check "virtio-net NIC up as $me" th_wire_up
-[ $role = A ] && th_sniff_start
+# nvmeof-lib's MPA frame capture on the wire's NIC, started while the peer
+# boots (python starts slowly under TCG)
+[ $role = A ] && nvmf_sniff_launch "$nic"
 th_put kver "$kv"
 th_sync wire 600
 tap_diag "peer $peer: kernel $(th_get kver)"
@@ -367,7 +350,7 @@ tap_check "the peer runs another kernel series (${kv%.*-*} here, ${pkv%.*-*} the
 	test "${kv%.*-*}" != "${pkv%.*-*}"
 tap_check "ping $them over the wire" ping -c 3 -W 10 "$them"
 if [ $role = A ]; then
-	tap_check "MPA frame capture on $nic" th_sniff_ready
+	tap_check "MPA frame capture on $nic" nvmf_sniff_ready 120
 fi
 th_sync sniff 300
 

@@ -180,7 +180,8 @@ for r in A B; do
 done
 
 # Both sides' TAP, section by section ("=== KEY"), A's lines then B's,
-# renumbered, each description prefixed with its guest.
+# renumbered, each description prefixed with its guest; a side whose plan
+# is missing or does not count its results fails.
 awk -v n=$n -v la="A $kv_a" -v lb="B $kv_b" -v da="$dir/A.out" '
 	FNR == 1 { sec = "start"; r = (FILENAME == da) ? "A" : "B" }
 	/^=== / { sec = substr($0, 5); if (!(sec in seen)) { seen[sec] = 1; order[++ns] = sec }; next }
@@ -193,9 +194,11 @@ awk -v n=$n -v la="A $kv_a" -v lb="B $kv_b" -v da="$dir/A.out" '
 			if (l ~ /^ok [0-9]+ - /) {
 				d = l; sub(/^ok [0-9]+ - /, "", d)
 				print "ok " ++n " - " lab ": " d
+				cnt[r]++
 			} else if (l ~ /^not ok [0-9]+ - /) {
 				d = l; sub(/^not ok [0-9]+ - /, "", d)
 				print "not ok " ++n " - " lab ": " d
+				cnt[r]++
 			} else if (l ~ /^1\.\.[0-9]+$/) {
 				plan[r] = substr(l, 4); got[r] = 1
 			} else if (l ~ /^#/) {
@@ -211,6 +214,15 @@ awk -v n=$n -v la="A $kv_a" -v lb="B $kv_b" -v da="$dir/A.out" '
 			emit("A", la, lines[order[s] SUBSEP "A"])
 			emit("B", lb, lines[order[s] SUBSEP "B"])
 		}
+		# a side cut short has no plan, or one that does not count its TAP
+		if (!got["A"])
+			print "not ok " ++n " - " la ": printed its plan"
+		else if (plan["A"] != cnt["A"] + 0)
+			print "not ok " ++n " - " la ": plan 1.." plan["A"] " but " cnt["A"] + 0 " results"
+		if (!got["B"])
+			print "not ok " ++n " - " lb ": printed its plan"
+		else if (plan["B"] != cnt["B"] + 0)
+			print "not ok " ++n " - " lb ": plan 1.." plan["B"] " but " cnt["B"] + 0 " results"
 		print n > "/dev/stderr"
 	}' "$dir/A.out" "$dir/B.out" 2> "$dir/count" | tee "$dir/merged.tap"
 n=$(cat "$dir/count")

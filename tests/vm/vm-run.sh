@@ -173,7 +173,11 @@ while kill -0 "$qpid" 2>/dev/null; do
 	if [ "$SECONDS" -ge "$deadline" ]; then
 		timed_out=1
 		kill "$qpid" 2>/dev/null
-		sleep 2
+		# QEMU ends on TERM; KILL only if it has not within 5 s
+		for _ in $(seq 25); do
+			kill -0 "$qpid" 2>/dev/null || break
+			sleep 0.2
+		done
 		kill -9 "$qpid" 2>/dev/null
 		break
 	fi

@@ -130,10 +130,120 @@ static void kiwi_rx_take(struct kiwi_rx *rx, u8 *dst, const u8 *src, u32 len,
 		memcpy(dst, src, len);
 }
 
+/*
+ * The steps of kiwi_rx_feed(), one a parser state: each takes what it
+ * can of the @avail octets at @buf + *@used, adds them to *@used and
+ * returns true when @ev holds an event for the caller (a header, a span
+ * of payload, a whole FPDU, an error), false when it wants more octets.
+ */
+static bool kiwi_rx_feed_marker(struct kiwi_rx *rx, const u8 *buf, u32 avail,
+				u32 *used, struct kiwi_rx_event *ev)
+{
+	u32 at = rx->pos & KIWI_MK_MASK;
+	u32 take = kiwi_min(KIWI_MPA_MARKER_LEN - at, avail);
+
+	kiwi_rx_take(rx, rx->mk + at, buf + *used, take,
+		     !kiwi_rx_in_crc_field(rx));
+	rx->pos += take;
+	*used += take;
+	if (at + take == KIWI_MPA_MARKER_LEN && !kiwi_rx_marker_ok(rx)) {
+		kiwi_rx_error(rx, ev, KIWI_ERR_MPA_MARKER, *used);
+		return true;
+	}
+	return false;
+}
+
+static bool kiwi_rx_feed_hdr(struct kiwi_rx *rx, const u8 *buf, u32 avail,
+			     u32 *used, struct kiwi_rx_event *ev)
+{
+	enum kiwi_err err;
+	u32 take;
+
+	if (rx->hdr_have == 0)
+		rx->len_pos = rx->pos;
+	take = kiwi_min(avail, rx->hdr_need - rx->hdr_have);
+	kiwi_rx_take(rx, rx->wire.raw + rx->hdr_have, buf + *used, take, true);
+	rx->hdr_have += take;
+	rx->pos += take;
+	*used += take;
+	if (rx->hdr_have < rx->hdr_need)
+		return false;
+	if (rx->hdr_need == 4) {
+		/* the ULPDU Length and the control field: now the whole size */
+		rx->ulpdu_len = be16_to_cpu(rx->wire.c.mpa_len);
+		err = kiwi_hdr_need(&rx->wire, &rx->hdr_need);
+	} else {
+		err = kiwi_rx_header(rx);
+		if (!err) {
+			ev->type = KIWI_RX_HDR;
+			ev->hdr = &rx->hdr;
+			ev->payload_len = rx->payload_left;
+			return true;
+		}
+	}
+	if (err) {
+		kiwi_rx_error(rx, ev, err, *used);
+		return true;
+	}
+	return false;
+}
+
+/* payload is not copied: the event names the span of the caller's buffer */
+static bool kiwi_rx_feed_data(struct kiwi_rx *rx, u32 avail, u32 *used,
+			      struct kiwi_rx_event *ev)
+{
+	u32 take = kiwi_min(avail, rx->payload_left);
+
+	ev->type = KIWI_RX_DATA;
+	ev->off = *used;
+	ev->len = take;
+	rx->payload_left -= take;
+	rx->pos += take;
+	*used += take;
+	if (!rx->payload_left)
+		rx->state = KIWI_RXS_TRAILER;
+	return true;
+}
+
+static bool kiwi_rx_feed_trailer(struct kiwi_rx *rx, const u8 *buf, u32 avail,
+				 u32 *used, struct kiwi_rx_event *ev)
+{
+	u32 pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
+	u32 take = kiwi_min(avail, rx->trl_need - rx->trl_have);
+	const u8 *src = buf + *used;
+
+	if (rx->trl_have < pad) {
+		u32 p = kiwi_min(take, pad - rx->trl_have);
+
+		kiwi_rx_take(rx, rx->trl + rx->trl_have, src, p, true);
+		memcpy(rx->trl + rx->trl_have + p, src + p, take - p);
+	} else {
+		memcpy(rx->trl + rx->trl_have, src, take);
+	}
+	rx->trl_have += take;
+	rx->pos += take;
+	*used += take;
+	if (rx->trl_have < rx->trl_need)
+		return false;
+	if (rx->crc_on) {
+		const u8 *c = rx->trl + pad;
+		u32 wire = c[0] | (c[1] << 8) | (c[2] << 16) |
+			   ((u32)c[3] << 24);
+
+		if (wire != ~rx->crc) {
+			kiwi_rx_error(rx, ev, KIWI_ERR_MPA_CRC, *used);
+			return true;
+		}
+	}
+	ev->type = KIWI_RX_DONE;
+	ev->hdr = &rx->hdr;
+	kiwi_rx_next_fpdu(rx);
+	return true;
+}
+
 u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 		 struct kiwi_rx_event *ev)
 {
-	enum kiwi_err err;
 	u32 i = 0;
 
 	memset(ev, 0, sizeof(*ev));
@@ -142,21 +252,14 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 
 	while (i < len) {
 		u32 avail = len - i;
-		u32 at, take;
+		bool done = false;
 
 		if (rx->markers) {
-			at = rx->pos & KIWI_MK_MASK;
+			u32 at = rx->pos & KIWI_MK_MASK;
+
 			if (at < KIWI_MPA_MARKER_LEN) {
-				take = kiwi_min(KIWI_MPA_MARKER_LEN - at, avail);
-				kiwi_rx_take(rx, rx->mk + at, buf + i, take,
-					     !kiwi_rx_in_crc_field(rx));
-				rx->pos += take;
-				i += take;
-				if (at + take == KIWI_MPA_MARKER_LEN &&
-				    !kiwi_rx_marker_ok(rx))
-					return kiwi_rx_error(rx, ev,
-							    KIWI_ERR_MPA_MARKER,
-							    i);
+				if (kiwi_rx_feed_marker(rx, buf, avail, &i, ev))
+					return i;
 				continue;
 			}
 			avail = kiwi_min(avail, KIWI_MPA_MARKER_SPACING - at);
@@ -164,76 +267,17 @@ u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 
 		switch (rx->state) {
 		case KIWI_RXS_HDR:
-			if (rx->hdr_have == 0)
-				rx->len_pos = rx->pos;
-			take = kiwi_min(avail, rx->hdr_need - rx->hdr_have);
-			kiwi_rx_take(rx, rx->wire.raw + rx->hdr_have, buf + i,
-				     take, true);
-			rx->hdr_have += take;
-			rx->pos += take;
-			i += take;
-			if (rx->hdr_have < rx->hdr_need)
-				break;
-			if (rx->hdr_need == 4) {
-				rx->ulpdu_len = be16_to_cpu(rx->wire.c.mpa_len);
-				err = kiwi_hdr_need(&rx->wire, &rx->hdr_need);
-				if (err)
-					return kiwi_rx_error(rx, ev, err, i);
-				break;
-			}
-			err = kiwi_rx_header(rx);
-			if (err)
-				return kiwi_rx_error(rx, ev, err, i);
-			ev->type = KIWI_RX_HDR;
-			ev->hdr = &rx->hdr;
-			ev->payload_len = rx->payload_left;
-			return i;
-
+			done = kiwi_rx_feed_hdr(rx, buf, avail, &i, ev);
+			break;
 		case KIWI_RXS_DATA:
-			take = kiwi_min(avail, rx->payload_left);
-			ev->type = KIWI_RX_DATA;
-			ev->off = i;
-			ev->len = take;
-			rx->payload_left -= take;
-			rx->pos += take;
-			if (!rx->payload_left)
-				rx->state = KIWI_RXS_TRAILER;
-			return i + take;
-
-		case KIWI_RXS_TRAILER: {
-			u32 pad = rx->trl_need - KIWI_MPA_CRC_SIZE;
-
-			take = kiwi_min(avail, rx->trl_need - rx->trl_have);
-			if (rx->trl_have < pad) {
-				u32 p = kiwi_min(take, pad - rx->trl_have);
-
-				kiwi_rx_take(rx, rx->trl + rx->trl_have,
-					     buf + i, p, true);
-				memcpy(rx->trl + rx->trl_have + p, buf + i + p,
-				       take - p);
-			} else {
-				memcpy(rx->trl + rx->trl_have, buf + i, take);
-			}
-			rx->trl_have += take;
-			rx->pos += take;
-			i += take;
-			if (rx->trl_have < rx->trl_need)
-				break;
-			if (rx->crc_on) {
-				const u8 *c = rx->trl + pad;
-				u32 wire = c[0] | (c[1] << 8) | (c[2] << 16) |
-					   ((u32)c[3] << 24);
-
-				if (wire != ~rx->crc)
-					return kiwi_rx_error(rx, ev,
-							    KIWI_ERR_MPA_CRC, i);
-			}
-			ev->type = KIWI_RX_DONE;
-			ev->hdr = &rx->hdr;
-			kiwi_rx_next_fpdu(rx);
+			done = kiwi_rx_feed_data(rx, avail, &i, ev);
+			break;
+		case KIWI_RXS_TRAILER:
+			done = kiwi_rx_feed_trailer(rx, buf, avail, &i, ev);
+			break;
+		}
+		if (done)
 			return i;
-		}
-		}
 	}
 	ev->type = KIWI_RX_MORE;
 	return i;

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# What the benchmarks (nvmeof.sh, storage.sh, perftest.sh) share: their
+# options, the host side's set-up and its check of the VM's results, the
+# revision the results go with, and fio's figures inside the guest.
+# Sourced; the caller has set root (the work tree) and here (tests/bench).
+
+# The defaults of the options below: 5 rounds, fio runs of 10 s after a
+# 2 s ramp, the results written into Documentation/benchmarks.md.
+runs=5
+runtime=10
+ramp=2
+quick=0
+doc=1
+guest=0
+csv=
+
+# bench_parse_args NAME OPTIONS ARGS...: the options of benchmark NAME:
+# those of OPTIONS (from --runs N, --runtime SEC, --ramp SEC, --quick) and
+# always --no-doc, --guest CSV (the script's own run inside the VM) and
+# -h (the script's header comment).  Sets runs, runtime, ramp, quick, doc
+# (0 for --no-doc), guest (1 for --guest) and csv.
+bench_parse_args() {
+	local name=$1 opts=" $2 "
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--runs|--runtime|--ramp)
+			[[ $opts == *" ${1#--} "* ]] || break
+			printf -v "${1#--}" '%s' "$2"
+			shift ;;
+		--quick)
+			[[ $opts == *" quick "* ]] || break
+			quick=1 ;;
+		--no-doc) doc=0 ;;
+		--guest) guest=1; csv=$2; shift ;;
+		-h|--help) awk 'NR > 2 && !/^#/ { exit } NR > 2' "$0"; exit 0 ;;
+		*) break ;;
+		esac
+		shift
+	done
+	[ $# = 0 ] || { echo "$name: unknown argument $1" >&2; exit 2; }
+}
+
+# bench_host_start NAME: on the host, before the VM: kiwi.ko and the
+# reference siw.ko are built; csv (tests/bench/out/NAME-<date>.csv, with
+# its .meta beside it) and stamp are set for this run.
+bench_host_start() {
+	[ -f "$root/kiwi.ko" ] ||
+		{ echo "${0##*/}: build kiwi.ko first (make module)" >&2; exit 1; }
+	"$root/tests/vm/build-siw.sh" || exit 1
+	mkdir -p "$here/out"
+	stamp=$(date -u +%Y%m%d-%H%M%S)
+	csv=$here/out/$1-$stamp.csv
+	rm -f "$csv" "$csv.meta"
+}
+
+# bench_vm_done NAME STATUS: the VM (vm-run.sh's exit status STATUS) left
+# results in csv; a non-zero status with results is only a warning.
+bench_vm_done() {
+	[ -s "$csv" ] ||
+		{ echo "$1: no results (vm-run status $2)" >&2; exit 1; }
+	[ "$2" = 0 ] || echo "$1: warning: vm-run exited with status $2" >&2
+}
+
+# bench_cpu: the host's CPU model.
+bench_cpu() {
+	sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1
+}
+
+# bench_rev WHAT PATH...: the revision the results go with, "with
+# uncommitted WHAT" when PATHs differ from it, and when kiwi.ko was built.
+bench_rev() {
+	local what=$1
+	shift
+	echo "$(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff \
+		--quiet HEAD -- "$@" || echo " with uncommitted $what"), kiwi.ko built $(date -u -r "$root/kiwi.ko" '+%H:%M UTC')"
+}
+
+# bench_fio NAME FILE RW BS DEPTH SIZE_MB: in the guest, one fio job with
+# the page cache bypassed, $runtime s after $ramp s; prints "IOPS MiB/s"
+# of its read or (RW write) write side, fails if fio or the job did.
+bench_fio() {
+	local rw=$3 side=read
+	[ "$rw" = write ] && side=write
+	fio --name="$1" --filename="$2" --direct=1 --ioengine=libaio \
+		--rw="$rw" --bs="$4" --iodepth="$5" --numjobs=1 \
+		--time_based --runtime="$runtime" --ramp_time="$ramp" \
+		--size="$6"M --output-format=json \
+		--output=/tmp/bench-fio.json > /dev/null 2>&1 || return 1
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+if j.get("error"):
+	sys.exit(1)
+r = j[sys.argv[2]]
+print("%.1f %.2f" % (r["iops"], r["bw_bytes"] / 1048576))
+' /tmp/bench-fio.json "$side"
+}
+
+# bench_fio_csv FIELDS UNIT NAME FILE RW BS DEPTH SIZE_MB: bench_fio, its
+# IOPS (UNIT IOPS or iops) or MiB/s appended to csv as the row
+# "FIELDS,NAME,VALUE,UNIT", VALUE "fail" if the job failed.
+bench_fio_csv() {
+	local fields=$1 unit=$2 name=$3 v
+	shift 2
+	if v=$(bench_fio "$@"); then
+		set -- $v
+		case $unit in
+		IOPS|iops) v=$1 ;;
+		*) v=$2 ;;
+		esac
+	else
+		v=fail
+	fi
+	echo "$fields,$name,$v,$unit" >> "$csv"
+}
