@@ -437,7 +437,6 @@ struct kiwi_qp {
 	bool rx_rtr;			/* it is the RTR (p2p responder) */
 	u32 rx_bytes;			/* payload placed of this FPDU */
 	struct kiwi_ird_ent rx_rreq;	/* Read Request queued at DONE */
-	struct kiwi_term_info term_rcvd;
 	/*
 	 * The status the oldest WR in flight completes with when the
 	 * engines are flushed (a received Terminate blames it), under

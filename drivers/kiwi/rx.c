@@ -582,7 +582,6 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		kiwi_tx_kick(qp);
 		break;
 	case KIWI_RXK_TERM:
-		qp->term_rcvd = h->term;
 		kiwi_stat_term(qp->kdev, false, h->term.layer);
 		trace_kiwi_term_rcvd(qp->ibqp.qp_num, &h->term);
 		pr_debug("kiwi: qp %u: Terminate layer %u type %u code 0x%02x\n",
