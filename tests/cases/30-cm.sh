@@ -175,10 +175,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-obj_count() { awk -v n="$1" '$1 == n { print $2 }' "$KIWI_OBJECTS" 2>/dev/null; }
 ceps_are() {
 	local c
-	c=$(obj_count ceps)
+	c=$(kiwi_count ceps)
 	[ "$c" = "$1" ] || { echo "ceps: ${c:-none} (want $1)"; return 1; }
 }
 # every count but the devices' is zero: connections and their objects gone

@@ -205,13 +205,7 @@ run_pairing() {
 		step "$label: server stopped" nfs_bounded 120 nfs_server_stop
 	fi
 	cleanup_pairing
-	tap_check "$label: mount, export and links gone" eval \
-		"! nfs_mounted && [ ! -e /sys/class/infiniband/$NVMF_HOST_DEV ] &&
-		 [ ! -e /sys/class/infiniband/$NVMF_TGT_DEV ]"
-	if [ "$s" = kiwi ] || [ "$c" = kiwi ]; then
-		tap_check "$label: kiwi object counts back to zero" \
-			nvmf_wait 30 kiwi_counts_zero
-	fi
+	pairing_gone "$label" "mount, export and links" nfs_mounted "$s" "$c"
 }
 
 for p in $pairs; do

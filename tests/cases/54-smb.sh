@@ -358,13 +358,7 @@ run_pairing() {
 	smb_umount_force
 	step "$label: ksmbd stopped" nfs_bounded 60 smb_server_stop
 	nvmf_links_del > /dev/null 2>&1
-	tap_check "$label: mount and links gone" eval \
-		"! smb_mounted && [ ! -e /sys/class/infiniband/$NVMF_HOST_DEV ] &&
-		 [ ! -e /sys/class/infiniband/$NVMF_TGT_DEV ]"
-	if [ "$s" = kiwi ] || [ "$c" = kiwi ]; then
-		tap_check "$label: kiwi object counts back to zero" \
-			nvmf_wait 30 kiwi_counts_zero
-	fi
+	pairing_gone "$label" "mount and links" smb_mounted "$s" "$c"
 }
 
 for p in $pairs; do

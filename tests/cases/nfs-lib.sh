@@ -227,3 +227,18 @@ nfs_cleanup_all() {
 	nfs_daemons_stop
 	nvmf_cleanup_all
 }
+
+# pairing_gone LABEL WHAT MOUNTED S C: after a pairing of server S and
+# client C nothing of it is left: MOUNTED (a command) fails, both RDMA
+# links are gone and, when kiwi was one of the ends, its object counts are
+# back to zero.
+pairing_gone() {
+	local label=$1 what=$2 mounted=$3 s=$4 c=$5
+	tap_check "$label: $what gone" eval \
+		"! $mounted && [ ! -e /sys/class/infiniband/$NVMF_HOST_DEV ] &&
+		 [ ! -e /sys/class/infiniband/$NVMF_TGT_DEV ]"
+	if [ "$s" = kiwi ] || [ "$c" = kiwi ]; then
+		tap_check "$label: kiwi object counts back to zero" \
+			nvmf_wait 30 kiwi_counts_zero
+	fi
+}
