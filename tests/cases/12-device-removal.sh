@@ -79,8 +79,9 @@ holders() {
 	local t=$1
 	rm -f $tmp/$t.*
 	# shellcheck disable=SC2086
+	DONE_FILE=$tmp/$t.done
 	timeout -k 5 120 stdbuf -oL "$PROG" kiwi1 $tmp/$t.ready 90 \
-		> $tmp/$t.prog 2>&1 &
+		"$DONE_FILE" > $tmp/$t.prog 2>&1 &
 	PROG_PID=$!
 	rping -s -P -a 198.18.0.2 -p 7201 > $tmp/$t.rps 2>&1 &
 	RPS_PID=$!
@@ -139,6 +140,8 @@ timed_removal() {
 		wait $rpid
 		rc=$?
 		cmd_ms=$((($(date +%s%N) - start) / 1000000))
+		# the verbs program checks what follows removal from now on
+		touch "$DONE_FILE"
 		if [ $rc = 0 ] && wait_for "$RM_LIMIT" $waitcmd; then
 			took=$((($(date +%s%N) - start) / 1000000))
 			if [ $took -le $((RM_LIMIT * 1000)) ]; then

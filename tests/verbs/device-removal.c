@@ -10,10 +10,15 @@
  * forked child holding copies of the ring mappings, and the parent, read
  * every page of them after the removal: no SIGBUS, no crash.
  *
- *   device-removal DEVICE READY_FILE [SECONDS]
+ *   device-removal DEVICE READY_FILE [SECONDS [DONE_FILE]]
  *
  * READY_FILE is created once everything is set up; SECONDS (default 120)
- * bounds the wait for the event.  TAP on stdout, exit 0 when all passed.
+ * bounds the wait for the event.  DONE_FILE, created by the caller once
+ * the removal command returned, is awaited (as long) before the checks
+ * after removal: ib_uverbs queues DEVICE_FATAL before it revokes the
+ * rings, so a quick process can still post into them in between, which
+ * is harmless and not what the checks are about.  TAP on stdout, exit 0
+ * when all passed.
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
@@ -84,6 +90,20 @@ static int wait_fd(int fd, int ms)
 	return n && (p.revents & (POLLIN | POLLERR | POLLHUP)) ? 1 : 0;
 }
 
+/* PATH exists within SECS seconds */
+static int wait_file(const char *path, int secs)
+{
+	struct timespec t = { 0, 100 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < secs * 10; i++) {
+		if (!access(path, F_OK))
+			return 1;
+		nanosleep(&t, NULL);
+	}
+	return !access(path, F_OK);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp_init_attr qpa = {
@@ -109,7 +129,8 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEVICE READY_FILE [SECONDS]\n",
+		fprintf(stderr,
+			"usage: %s DEVICE READY_FILE [SECONDS [DONE_FILE]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -181,6 +202,9 @@ int main(int argc, char **argv)
 		ibv_ack_async_event(&ev);
 	}
 	if (!ok(fatal, "IBV_EVENT_DEVICE_FATAL within %d s", secs))
+		return tap_end();
+	if (argc > 4 && !ok(wait_file(argv[4], secs),
+			    "the removal command returned within %d s", secs))
 		return tap_end();
 
 	/* The rings are revoked now: every use must fail cleanly. */
