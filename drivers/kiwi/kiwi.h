@@ -71,6 +71,7 @@ enum kiwi_stat {
 	KIWI_STAT_DOORBELLS,
 	KIWI_STAT_COMPLETIONS,
 	KIWI_STAT_COMPLETIONS_FLUSHED,
+	KIWI_STAT_RX_DEFERRED,		/* arrivals handed to rx_work */
 	KIWI_STAT_MAX
 };
 
@@ -373,14 +374,15 @@ struct kiwi_qp {
 	 *   cep->mutex		the CM's (cep.h), held over llp_start/stop
 	 *   stop_mutex		quiesce and llp_stop
 	 *   tx_mutex		the transmit engine and *txs
-	 *   the socket lock	tx's lock_sock(); rx runs under its bh lock
+	 *   the socket lock	tx's lock_sock(); rx runs under its bh lock,
+	 *			rx_work under lock_sock()
 	 *   sk_callback_lock	read by rx and write_space, written by
 	 *			llp_start, llp_stop and the quiesce
 	 *   lock		below
 	 *   cq->lock		kiwi_cq_push() from flushes and completions
 	 *
-	 * stop_mutex waits for tx_work (cancel_work_sync()), so neither
-	 * tx_work nor a holder of tx_mutex may take it.  The CM's cep->lock
+	 * stop_mutex waits for tx_work and rx_work (cancel_work_sync()), so
+	 * neither work nor a holder of tx_mutex may take it.  The CM's cep->lock
 	 * (kiwi_cm_llp_event(), kiwi_cm_disconnect()) is taken under
 	 * tx_mutex or the socket lock, never under lock, and takes none.
 	 */
@@ -427,7 +429,10 @@ struct kiwi_qp {
 	u32 ird_tail;
 	u32 ird_max;
 
-	/* receive side, touched only by sk_data_ready (rx.c) */
+	/*
+	 * Receive side, touched only by sk_data_ready (rx.c) and rx_work,
+	 * which own the socket in turn.
+	 */
 	struct kiwi_rx rx;
 	struct kiwi_rx_send rxs;
 	struct kiwi_mr *rx_mr;		/* destination of the tagged FPDU */
@@ -445,6 +450,8 @@ struct kiwi_qp {
 	u8 term_status;
 
 	struct work_struct tx_work;
+	/* bulk arrivals placed on another CPU (rx.c, kiwi_rx_defer) */
+	struct work_struct rx_work;
 	struct mutex tx_mutex;		/* lock order: see lock above */
 	struct mutex stop_mutex;	/* quiesce and llp_stop */
 	struct kiwi_txs *txs;		/* allocated at llp_start */
@@ -628,6 +635,10 @@ void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
 
 /* rx.c */
+extern unsigned int kiwi_rx_defer;
+int kiwi_rx_wq_init(void);
+void kiwi_rx_wq_exit(void);
+void kiwi_rx_work(struct work_struct *work);
 void kiwi_rx_data_ready(struct sock *sk);
 void kiwi_rx_state_change(struct sock *sk);
 void kiwi_rx_read(struct kiwi_qp *qp);

@@ -144,6 +144,7 @@ static void kiwi_qp_init(struct kiwi_qp *qp, struct kiwi_dev *kdev,
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
 	INIT_WORK(&qp->tx_work, kiwi_tx_work);
+	INIT_WORK(&qp->rx_work, kiwi_rx_work);
 	mutex_init(&qp->tx_mutex);
 	mutex_init(&qp->stop_mutex);
 	init_completion(&qp->llp_stopped);
@@ -486,6 +487,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->freed);
 	/* a kick that raced with llp_stop finds the engine off; wait for it */
 	cancel_work_sync(&qp->tx_work);
+	cancel_work_sync(&qp->rx_work);	/* idle since llp_stop; cheap */
 	kfree(qp->txs);
 
 	kiwi_qp_ring_drop(qp, &qp->rq);

@@ -463,8 +463,9 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 
 /*
  * Stop both engines without giving the socket back (process context):
- * no rx runs after the callback lock is dropped, no tx after the work is
- * cancelled and the doorbell mutex passed.  Then flush.  Idempotent.
+ * no rx runs after the callback lock is dropped and rx_work is cancelled
+ * (data_ready queues no more once RX_DEAD is set), no tx after its work
+ * is cancelled and the doorbell mutex passed.  Then flush.  Idempotent.
  */
 static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 {
@@ -474,6 +475,7 @@ static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 	write_lock_bh(&sk->sk_callback_lock);
 	set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
 	write_unlock_bh(&sk->sk_callback_lock);
+	cancel_work_sync(&qp->rx_work);
 	mutex_lock(&qp->tx_mutex);
 	set_bit(KIWI_EF_TX_STOP, &qp->eflags);
 	mutex_unlock(&qp->tx_mutex);

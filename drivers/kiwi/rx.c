@@ -11,10 +11,14 @@
  * (kiwi_crc32c_copy()).  Any violation sends the RFC's Terminate (through
  * tx), moves the QP to ERR and stops parsing: nothing further is placed.
  *
- * Only data_ready touches the rx state of a QP (it runs under the
- * socket's lock and sk_callback_lock for reading); the RQ, the ORD and
- * IRD queues are shared with the verbs and tx under qp->lock.
+ * Bulk arrivals are parsed the same way by rx_work, on another CPU (see
+ * kiwi_rx_defer below).  Only data_ready and rx_work touch the rx state
+ * of a QP: both own the socket (its bh lock, or lock_sock(), which sends
+ * softirq arrivals to the backlog) and hold sk_callback_lock for
+ * reading.  The RQ, the ORD and IRD queues are shared with the verbs and
+ * tx under qp->lock.
  */
+#include <linux/module.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -698,18 +702,96 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	return len;
 }
 
+/*
+ * Where the receiver's softirq runs in the sender's context (a veth, or
+ * loopback), parsing inline puts the sender's copy, both TCP stacks and
+ * the receiver's copy on one CPU.  Once rx_defer bytes wait on the
+ * socket, rx_work places them from another CPU instead, so that sender
+ * and receiver copy in parallel; smaller arrivals (latency) stay inline,
+ * where a work item would only add a wakeup.  0 keeps everything inline.
+ * The default was chosen by measurement (Documentation/benchmarks.md).
+ */
+unsigned int kiwi_rx_defer = 16384;
+module_param_named(rx_defer, kiwi_rx_defer, uint, 0644);
+MODULE_PARM_DESC(rx_defer,
+		 "bytes waiting on a socket from which a worker on another CPU places them; 0: always in the softirq (default 16384)");
+
+static struct workqueue_struct *kiwi_rx_wq;
+
+int kiwi_rx_wq_init(void)
+{
+	/* WQ_MEM_RECLAIM: block storage may write back through it */
+	kiwi_rx_wq = alloc_workqueue("kiwi_rx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				     0);
+	return kiwi_rx_wq ? 0 : -ENOMEM;
+}
+
+void kiwi_rx_wq_exit(void)
+{
+	if (kiwi_rx_wq)
+		destroy_workqueue(kiwi_rx_wq);
+	kiwi_rx_wq = NULL;
+}
+
+/* The next online CPU after this one: a hint, any CPU is correct. */
+static int kiwi_rx_other_cpu(void)
+{
+	int cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+
+	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
+}
+
+/* Under sk_callback_lock, with the socket owned. */
+static bool kiwi_rx_deferred(struct kiwi_qp *qp, struct sock *sk)
+{
+	unsigned int limit = READ_ONCE(kiwi_rx_defer);
+
+	/* queued, not running yet: it will read what just came too */
+	if (work_pending(&qp->rx_work))
+		return true;
+	if (!limit || num_online_cpus() < 2 || tcp_inq(sk) < limit)
+		return false;
+	if (queue_work_on(kiwi_rx_other_cpu(), kiwi_rx_wq, &qp->rx_work))
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_RX_DEFERRED);
+	return true;
+}
+
+static void kiwi_rx_parse(struct kiwi_qp *qp, struct sock *sk)
+{
+	read_descriptor_t rd = { .count = 1, .arg.data = qp };
+
+	tcp_read_sock(sk, &rd, kiwi_rx_actor);
+}
+
 void kiwi_rx_data_ready(struct sock *sk)
 {
-	read_descriptor_t rd = { .count = 1 };
 	struct kiwi_qp *qp;
 
 	read_lock(&sk->sk_callback_lock);
 	qp = sk->sk_user_data;
-	if (qp && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags)) {
-		rd.arg.data = qp;
-		tcp_read_sock(sk, &rd, kiwi_rx_actor);
-	}
+	if (qp && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags) &&
+	    !kiwi_rx_deferred(qp, sk))
+		kiwi_rx_parse(qp, sk);
 	read_unlock(&sk->sk_callback_lock);
+}
+
+/*
+ * Process context, on kiwi_rx_wq.  The quiesce cancels this work before
+ * qp->sock goes, and sets RX_DEAD first so that nothing queues it again.
+ * What arrives while the socket is owned goes to its backlog, whose
+ * processing at release_sock() calls data_ready again.
+ */
+void kiwi_rx_work(struct work_struct *work)
+{
+	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, rx_work);
+	struct sock *sk = qp->sock->sk;
+
+	lock_sock(sk);
+	read_lock(&sk->sk_callback_lock);
+	if (sk->sk_user_data == qp && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
+		kiwi_rx_parse(qp, sk);
+	read_unlock(&sk->sk_callback_lock);
+	release_sock(sk);
 }
 
 /* Process context: what arrived before the callbacks were ours. */

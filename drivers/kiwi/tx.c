@@ -54,12 +54,20 @@ int kiwi_dp_init(struct dentry *debugfs)
 				   &kiwi_tx_zc_fops);
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
-	return kiwi_tx_wq ? 0 : -ENOMEM;
+	if (!kiwi_tx_wq)
+		return -ENOMEM;
+	if (kiwi_rx_wq_init()) {
+		destroy_workqueue(kiwi_tx_wq);
+		kiwi_tx_wq = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* after every device (and so every QP) is gone */
 void kiwi_dp_exit(void)
 {
+	kiwi_rx_wq_exit();
 	if (kiwi_tx_wq)
 		destroy_workqueue(kiwi_tx_wq);
 	kiwi_tx_wq = NULL;

@@ -23,6 +23,9 @@
 #     error and one LLP Terminate sent
 #   a plain TCP listener that never answers the Request: one connect
 #     timeout (connect_timeout_ms lowered to 1.5 s for it)
+#   rping -V of 65000 B with rx_defer=1 (every arrival placed by rx_work):
+#     rx_deferred moves on both ends, bytes conserved; with rx_defer=0 it
+#     does not move
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwictr
@@ -32,13 +35,14 @@ tmp=$(mktemp -d)
 vpid=
 spid=
 old_timeout=
+old_defer=
 
 # every counter kiwi reports (Documentation/operability.md)
 names="tx_fpdus tx_bytes rx_fpdus rx_bytes crc_errors term_sent_rdmap
 term_sent_ddp term_sent_llp term_rcvd_rdmap term_rcvd_ddp term_rcvd_llp
 mpa_req_sent mpa_req_rcvd mpa_rep_sent mpa_rep_rcvd mpa_rej_sent
 mpa_rej_rcvd connect_timeouts order_waits_expired doorbells completions
-completions_flushed"
+completions_flushed rx_deferred"
 
 cleanup() {
 	for p in $vpid $spid; do
@@ -47,6 +51,8 @@ cleanup() {
 	ip netns pids $ns 2>/dev/null | xargs -r kill 2>/dev/null
 	[ -n "$old_timeout" ] &&
 		echo "$old_timeout" > /sys/module/kiwi/parameters/connect_timeout_ms
+	[ -n "$old_defer" ] &&
+		echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
 	[ -d "$tr" ] && echo 0 > "$tr/events/kiwi/enable" 2>/dev/null
 	rdma_pair_teardown $ns kc1 kc0
 	rm -rf "$tmp"
@@ -433,6 +439,40 @@ tap_check "kc0: connect_timeouts +1, one Request sent, no Reply" \
 	expect_deltas kc0 $tmp/c5 $tmp/c6 connect_timeouts=1 mpa_req_sent=1
 
 elapsed "connect timeout"
+
+# rx_defer=1: every arrival is placed by rx_work, none in the softirq;
+# rx_defer=0: none by rx_work.  rping -V checks the bytes either way.
+old_defer=$(cat /sys/module/kiwi/parameters/rx_defer)
+echo 1 > /sys/module/kiwi/parameters/rx_defer
+tap_check "rx_defer=1: rping -V 65000 B x 5 kc0 -> kc1, placed by rx_work" \
+	rping_pair 5 65000
+snaps 7
+tap_check "rx_defer=1: rx_deferred moved on both ends, FPDUs and bytes conserved" \
+	expect_deltas kc0 $tmp/c6 $tmp/c7 mpa_req_sent=1 mpa_rep_rcvd=1 \
+	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
+	rx_bytes=1-100000000 completions=1-100000 \
+	completions_flushed=0-100 doorbells=0-100000 rx_deferred=1-100000 &&
+	expect_deltas kc1 $tmp/s6 $tmp/s7 mpa_req_rcvd=1 mpa_rep_sent=1 \
+	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
+	rx_bytes=1-100000000 completions=1-100000 \
+	completions_flushed=0-100 doorbells=0-100000 rx_deferred=1-100000 &&
+	conserved $tmp/c6 $tmp/c7 $tmp/s6 $tmp/s7
+echo 0 > /sys/module/kiwi/parameters/rx_defer
+tap_check "rx_defer=0: rping -V 65000 B x 5 kc0 -> kc1, all in the softirq" \
+	rping_pair 5 65000
+snaps 8
+tap_check "rx_defer=0: rx_deferred still on both ends" \
+	expect_deltas kc0 $tmp/c7 $tmp/c8 mpa_req_sent=1 mpa_rep_rcvd=1 \
+	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
+	rx_bytes=1-100000000 completions=1-100000 \
+	completions_flushed=0-100 doorbells=0-100000 &&
+	expect_deltas kc1 $tmp/s7 $tmp/s8 mpa_req_rcvd=1 mpa_rep_sent=1 \
+	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
+	rx_bytes=1-100000000 completions=1-100000 \
+	completions_flushed=0-100 doorbells=0-100000
+echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
+old_defer=
+elapsed "rx_defer"
 cleanup
 trap - EXIT
 tap_check "object counts back to zero" kiwi_counts_zero
