@@ -5,7 +5,8 @@
     perftest-report.py [--doc BENCHMARKS_MD --doc-png PNG] RUN.csv
 
 RUN.csv has one row per measurement (round,config,test,size,value,unit;
-value "fail" for a run that failed) and RUN.csv.meta '# key value' lines.
+value "fail" for a run that failed, "clock" for one whose perftest clock
+calibration failed) and RUN.csv.meta '# key value' lines.
 Prints the table of medians with the ratios kiwi/siw (CRC off and on) and
 kiwi/TCP, writes RUN-medians.csv and RUN.png (gnuplot, perftest.gp next to
 this script) and, with --doc, replaces the section between the
@@ -24,6 +25,7 @@ import sys
 from bench_report import doc_section
 
 CONFIGS = ["kiwi", "siw", "kiwi-crc", "siw-crc", "tcp"]
+BAD = ("fail", "clock")
 # perftest test -> the TCP measurement it is compared with
 TESTS = [("write_bw", "ib_write_bw", "tcp_bw"),
          ("send_bw", "ib_send_bw", "tcp_bw"),
@@ -70,7 +72,7 @@ def medians(rows):
         vals.setdefault(key, []).append(r["value"])
     res = {}
     for key, v in vals.items():
-        ok = [float(x) for x in v if x != "fail"]
+        ok = [float(x) for x in v if x not in BAD]
         res[key] = (statistics.median(ok) if ok else None, len(ok), len(v))
     return res
 
@@ -114,7 +116,7 @@ def build_table(med, runs):
 def raw(rows, config, test, size):
     v = [r["value"] for r in rows if r["config"] == config and
          r["test"] == test and int(r["size"]) == size]
-    return " ".join(x if x == "fail" else "%.4g" % float(x) for x in v)
+    return " ".join(x if x in BAD else "%.4g" % float(x) for x in v)
 
 
 def targets(med, rows):
@@ -142,6 +144,74 @@ def targets(med, rows):
                 out.append("- %s: kiwi %.1f MiB/s, siw %.1f MiB/s, kiwi/siw "
                            "%.2f (target >= 1.00): %s (%s)" % (what, k, w, r,
                                                                verdict, runs))
+    return "\n".join(out)
+
+
+def m_of(med, c, t, s):
+    return med.get((c, t, s), (None,))[0]
+
+
+def pct_short(r, want):
+    return "met" if r >= want else "missed by %.0f%%" % ((1 - r / want) * 100)
+
+
+def issue15(med, rows, meta):
+    """Issue 15's targets: kiwi against TCP, latency against siw and
+    sockperf, -q 8 against -q 1, the receive deferral's A/B."""
+    out = []
+    for test, name, _ in TESTS[:3]:
+        for s, want in ((4096, 0.6), (65536, 0.8), (1048576, 0.8)):
+            k = m_of(med, "kiwi", test, s)
+            t = m_of(med, "tcp", "tcp_bw", s)
+            t1 = m_of(med, "tcp", "tcp_bw_1cpu", s)
+            r = ratio(k, t)
+            if r is None:
+                continue
+            out.append("- %s %s, CRC off: kiwi %.1f MiB/s, iperf3 %.1f MiB/s "
+                       "(%s on one vCPU), kiwi/TCP %.2f (target >= %.1f): %s"
+                       "; kiwi/TCP-one-vCPU %s" % (
+                           name, size_txt(s), k, t, fmt(t1, test), r, want,
+                           pct_short(r, want), rtxt(ratio(k, t1))))
+    k = m_of(med, "kiwi", "write_lat", 64)
+    w = m_of(med, "siw", "write_lat", 64)
+    t = m_of(med, "tcp", "tcp_lat", 64)
+    r = ratio(k, w)
+    if r is not None:
+        out.append("- ib_write_lat 64 B: kiwi %.1f us, siw %.1f us, kiwi/siw "
+                   "%.2f (target <= 0.90): %s; sockperf %s us, kiwi/sockperf "
+                   "%s (runs: kiwi %s; siw %s)" % (
+                       k, w, r, "met" if r <= 0.9 else
+                       "missed: %.0f%% above 0.9 x siw" % ((r / 0.9 - 1) * 100),
+                       fmt(t, "write_lat"), rtxt(ratio(k, t)),
+                       raw(rows, "kiwi", "write_lat", 64),
+                       raw(rows, "siw", "write_lat", 64)))
+    cpus = int(meta.get("guest cpus", "2") or 2)
+    want = 1.5 if cpus >= 4 else 1.0
+    for s in sorted({s for (c, t, s) in med if t == "write_bw_q8"}):
+        for c in ("kiwi", "kiwi-inline", "siw"):
+            q8 = m_of(med, c, "write_bw_q8", s)
+            q1 = m_of(med, c, "write_bw", s)
+            r = ratio(q8, q1)
+            if r is None:
+                continue
+            tgt = (" (target >= %.1f on %d vCPUs): %s" % (
+                want, cpus, pct_short(r, want))) if c == "kiwi" else ""
+            out.append("- %s ib_write_bw %s -q 8: %.1f MiB/s, -q 1 %.1f, "
+                       "q8/q1 %.2f%s" % (c, size_txt(s), q8, q1, r, tgt))
+    for test, name, _ in TESTS[:3] + [("write_bw_q8", "ib_write_bw -q 8",
+                                        None)]:
+        for s in sorted({s for (c, t, s) in med
+                         if c == "kiwi-inline" and t == test}):
+            k = m_of(med, "kiwi", test, s)
+            i = m_of(med, "kiwi-inline", test, s)
+            if ratio(k, i) is not None:
+                out.append("- rx_defer A/B, %s %s: kiwi %.1f MiB/s, "
+                           "rx_defer=0 %.1f MiB/s, %.2f x" % (
+                               name, size_txt(s), k, i, ratio(k, i)))
+    clocks = sum(1 for r in rows if r["value"] == "clock")
+    fails = sum(1 for r in rows if r["value"] == "fail")
+    out.append("- runs recorded as perftest clock failures: %d; as failures: "
+               "%d (of %d)" % (clocks, fails, len(rows)))
     return "\n".join(out)
 
 
@@ -186,6 +256,7 @@ def main():
     runs = meta.get("runs", "?")
     table = build_table(med, runs)
     tg = targets(med, rows)
+    i15 = issue15(med, rows, meta)
     base = a.csv[:-4] if a.csv.endswith(".csv") else a.csv
     with open(base + "-medians.csv", "w") as f:
         f.write("config,test,size,median,ok_runs,runs\n")
@@ -196,6 +267,9 @@ def main():
     print()
     print("Targets (medians):")
     print(tg)
+    print()
+    print("Issue 15 (medians):")
+    print(i15)
     png = base + ".png"
     have_png = plot(med, base, png)
     if have_png:
@@ -216,10 +290,15 @@ trip).  kiwi/TCP compares kiwi with CRC off.  Sizes: %s.
 
 Targets:
 
+%s
+
+Issue 15's targets (kiwi CRC off; TCP one vCPU: iperf3 client and server
+pinned to the same vCPU; rx_defer=0: every arrival placed in the softirq):
+
 %s""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
         meta.get("perftest", "?"), meta.get("host cpu", "?"),
-        meta.get("host load", "?"), runs, meta.get("matrix", "?"), table, tg))
+        meta.get("host load", "?"), runs, meta.get("matrix", "?"), table, tg, i15))
     if a.doc_png and have_png:
         if os.path.getsize(png) > 200 * 1024:
             print("plot larger than 200 KB, not copied to %s" % a.doc_png,

@@ -13,12 +13,22 @@
 #   kiwi-crc  kiwi to kiwi, mpa_crc=required on both devices
 #   siw       Debian's siw to siw (no CRC: 6.1 siw only mirrors a request)
 #   siw-crc   CRC-asking siw (tests/bench/build-siw-crc.sh) on both ends
-#   tcp       iperf3 (bandwidth, -l SIZE) and sockperf ping-pong (latency)
+#   tcp       iperf3 (bandwidth, -l SIZE) and sockperf ping-pong (latency);
+#             iperf3 again with client and server pinned to one vCPU
+#             (tcp_bw_1cpu), where kiwi's inline receive path puts both
+#             ends' work
+#   kiwi-inline  kiwi with rx_defer=0 (every arrival placed in the
+#             softirq): the A/B of the receive deferral, bandwidth only
 # Per configuration: ib_write_bw, ib_send_bw, ib_read_bw at the bandwidth
-# sizes and ib_write_lat at the latency sizes (perftest -R, rdma_cm, -n
+# sizes, ib_write_bw -q 8 (write_bw_q8: eight QPs) at 64 KiB and 1 MiB,
+# and ib_write_lat at the latency sizes (perftest -R, rdma_cm, -n
 # iterations; -D reports nothing useful under TCG).  Bandwidth is
 # perftest's "BW average" in MiB/s, latency its t_typical (the median
 # one-way time, half a round trip) in microseconds, as sockperf's median.
+# A run whose client printed perftest's clock warning ("Correlation
+# coefficient r^2 ... < 0.9": its calibration of the cycle counter failed
+# under TCG and it divided by a frequency of 0) is recorded as "clock",
+# not as a figure; any other 0 is a failure.
 #
 # Output: every run in tests/bench/out/perftest-<date>.csv, the medians
 # and ratios as a table (tests/bench/perftest-report.py), a PNG plot
@@ -49,6 +59,7 @@ if [ "$quick" = 1 ]; then
 	write_sizes="65536"
 	sr_sizes="65536"
 	lat_sizes="64 65536"
+	q8_sizes="65536"
 	[ "$runs" = 5 ] && runs=2
 	doc=0
 else
@@ -56,8 +67,9 @@ else
 	sr_sizes="4096 65536 1048576"
 	lat_sizes="64 1024 4096 65536"
 fi
-configs="kiwi siw tcp kiwi-crc siw-crc"
-bw_bytes=4194304
+configs="kiwi siw tcp kiwi-crc siw-crc kiwi-inline"
+q8_sizes="65536 1048576"
+bw_bytes=16777216
 # Other sizes (ib_write_bw and iperf3; ib_send_bw and ib_read_bw;
 # ib_write_lat and sockperf), fewer configurations, another volume per
 # bandwidth run: for experiments, or a smaller matrix on a loaded host.
@@ -77,12 +89,12 @@ srv_ip=198.18.0.2
 
 # ---------------------------------------------------------------- guest side
 
-# bw_iters SIZE: 4 MiB per run, at least 5 (perftest's minimum) and at
-# most 1000 messages.  siw moves only a few MiB/s under TCG on a loaded
-# host; a run of a few seconds gives a stable average.
+# bw_iters SIZE: 16 MiB per run, at least 5 (perftest's minimum) and at
+# most 5000 messages: long enough that connection setup and the last
+# completions weigh little in perftest's average.
 bw_iters() {
 	local n=$((bw_bytes / $1))
-	[ $n -gt 1000 ] && n=1000
+	[ $n -gt 5000 ] && n=5000
 	[ $n -lt 5 ] && n=5
 	echo $n
 }
@@ -131,14 +143,22 @@ links_del() {
 
 # links_add CONFIG: kb0 on veth0 and kb1 on veth1 (from inside the netns).
 links_add() {
-	local prov crc= type d
+	local prov crc= type d defer=
 	case $1 in
 	kiwi) prov=kiwi crc=off ;;
+	kiwi-inline) prov=kiwi crc=off defer=0 ;;
 	kiwi-crc) prov=kiwi crc=required ;;
 	siw) prov=siw ;;
 	siw-crc) prov=siwcrc ;;
 	esac
 	nvmf_provider_load $prov || return 1
+	if [ $prov = kiwi ]; then
+		# the module's default unless the configuration says otherwise
+		[ -n "$rx_defer0" ] ||
+			rx_defer0=$(cat /sys/module/kiwi/parameters/rx_defer)
+		echo "${defer:-$rx_defer0}" > /sys/module/kiwi/parameters/rx_defer ||
+			return 1
+	fi
 	type=$(nvmf_provider_type $prov)
 	rdma link add kb0 type "$type" netdev veth0 &&
 	ip netns exec $ns rdma link add kb1 type "$type" netdev veth1 || return 1
@@ -153,6 +173,8 @@ links_add() {
 	done
 }
 
+rx_defer0=
+
 # A fresh port per perftest run, so that no listener meets the TIME_WAIT
 # of the run before it.
 port_seq=0
@@ -162,14 +184,15 @@ port_seq=0
 val=
 perf_times=
 
-# perf_run TOOL SIZE ITERS FIELD: perftest's FIELD'th column of the
-# client's result line (4: BW average MiB/s, 5: t_typical usec).
+# perf_run TOOL SIZE ITERS FIELD [ARGS...]: perftest's FIELD'th column of
+# the client's result line (4: BW average MiB/s, 5: t_typical usec).
 perf_run() {
 	local tool=$1 size=$2 iters=$3 field=$4 port srv rc v t0 t1 t2
+	shift 4
 	port=$((20000 + port_seq % 5000))
 	port_seq=$((port_seq + 1))
 	ip netns exec $ns timeout 120 "$tool" -R -F -d kb1 -p $port \
-		-s "$size" -n "$iters" > /tmp/pb-srv.log 2>&1 &
+		-s "$size" -n "$iters" "$@" > /tmp/pb-srv.log 2>&1 &
 	srv=$!
 	t0=$EPOCHREALTIME
 	if ! wait_listening $port; then
@@ -181,7 +204,7 @@ perf_run() {
 	fi
 	t1=$EPOCHREALTIME
 	timeout 120 "$tool" -R -F -d kb0 -p $port -s "$size" -n "$iters" \
-		$srv_ip > /tmp/pb-cli.log 2>&1
+		"$@" $srv_ip > /tmp/pb-cli.log 2>&1
 	rc=$?
 	t2=$EPOCHREALTIME
 	[ $rc = 0 ] || kill $srv 2>/dev/null
@@ -191,6 +214,15 @@ perf_run() {
 		'BEGIN { printf "listen %.1f s, client %.1f s, server exit %.1f s", b - a, c - b, d - c }')
 	v=$(awk -v s="$size" -v f="$field" '$1 == s && NF >= f { print $f; exit }' \
 		/tmp/pb-cli.log)
+	# perftest's cycle counter calibration failed: its figure is not one
+	if [ $rc = 0 ] && grep -q 'Correlation coefficient r^2' /tmp/pb-cli.log &&
+	   [[ $v =~ ^0+(\.0+)?$ ]]; then
+		echo "perftest.sh: $tool -s $size: perftest's clock calibration failed (BW $v)" >&2
+		val=clock
+		return 0
+	fi
+	# any other 0 is a failure, not a figure
+	[[ $v =~ ^0+(\.0+)?$ ]] && v="$v (zero)"
 	if [ $rc != 0 ] || ! [[ $v =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
 		echo "perftest.sh: $tool -s $size failed (status $rc, value '$v')" >&2
 		tail -n 5 /tmp/pb-srv.log | sed 's/^/  srv: /' >&2
@@ -201,13 +233,13 @@ perf_run() {
 }
 
 # record ROUND CONFIG TEST SIZE UNIT CMD...: one CSV row, "fail" when CMD
-# fails or leaves no number in val.
+# fails or leaves no number in val, "clock" for perftest's clock failure.
 record() {
 	local r=$1 c=$2 t=$3 s=$4 u=$5 t0=$SECONDS
 	shift 5
 	val=
 	"$@" || val=
-	[[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]] || val=fail
+	[ "$val" = clock ] || [[ $val =~ ^[0-9]+(\.[0-9]+)?$ ]] || val=fail
 	echo "$r,$c,$t,$s,$val,$u" >> "$csv"
 	echo "perftest.sh: round $r $c $t $s: $val $u ($((SECONDS - t0)) s${perf_times:+: $perf_times})"
 	perf_times=
@@ -231,7 +263,14 @@ rdma_config() {
 				perf_run ib_${t}_bw "$s" "$(bw_iters "$s")" 4
 		done
 	done
+	for s in $q8_sizes; do
+		record "$r" "$c" write_bw_q8 "$s" MiB/s \
+			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4 -q 8
+	done
+	# the deferral's A/B: bandwidth only, latency stays inline anyway
+	[ "$c" = kiwi-inline ] && lat_skip=1 || lat_skip=0
 	for s in $lat_sizes; do
+		[ $lat_skip = 1 ] && break
 		record "$r" "$c" write_lat "$s" usec \
 			perf_run ib_write_lat "$s" "$(lat_iters "$s")" 5
 	done
@@ -239,14 +278,16 @@ rdma_config() {
 		echo "perftest.sh: round $r $c: links did not go away" >&2
 }
 
-# iperf3_run SIZE: MiB/s received, 2 s of writes of SIZE bytes.
+# iperf3_run SIZE [CPU]: MiB/s received, 2 s of writes of SIZE bytes;
+# with CPU, client and server both pinned to that CPU.
 iperf3_run() {
-	local srv rc
-	ip netns exec $ns timeout 60 iperf3 -s -1 -B $srv_ip -p 5201 \
+	local srv rc pin=()
+	[ -n "${2:-}" ] && pin=(taskset -c "$2")
+	ip netns exec $ns timeout 60 "${pin[@]}" iperf3 -s -1 -B $srv_ip -p 5201 \
 		> /tmp/pb-iperf-srv.log 2>&1 &
 	srv=$!
 	wait_listening 5201 || { kill $srv; wait $srv; return 1; }
-	timeout 60 iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J \
+	timeout 60 "${pin[@]}" iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J \
 		> /tmp/pb-iperf.json 2> /tmp/pb-iperf.err
 	rc=$?
 	wait $srv || rc=1
@@ -276,6 +317,7 @@ tcp_config() {
 	local r=$1 s srv
 	for s in $write_sizes; do
 		record "$r" tcp tcp_bw "$s" MiB/s iperf3_run "$s"
+		record "$r" tcp tcp_bw_1cpu "$s" MiB/s iperf3_run "$s" 0
 	done
 	ip netns exec $ns sockperf sr --tcp -i $srv_ip \
 		-p 11111 -m 65536 \
@@ -303,7 +345,7 @@ guest_main() {
 		echo "# kernel $(uname -r)"
 		echo "# guest cpus $(nproc)"
 		echo "# perftest $(ib_write_bw --version 2>&1 | sed -n 's/^Version: //p')"
-		echo "# matrix ib_write_bw/iperf3 $write_sizes; ib_send_bw, ib_read_bw $sr_sizes; ib_write_lat/sockperf $lat_sizes; $((bw_bytes / 1048576)) MiB per bandwidth run"
+		echo "# matrix ib_write_bw/iperf3 $write_sizes; ib_send_bw, ib_read_bw $sr_sizes; ib_write_bw -q 8 $q8_sizes; ib_write_lat/sockperf $lat_sizes; $((bw_bytes / 1048576)) MiB per bandwidth run (at most 5000 messages)"
 	} >> "$csv.meta"
 	guest_cleanup
 	net_setup || { echo "perftest.sh: network setup failed" >&2; exit 1; }
@@ -334,7 +376,8 @@ guest_main() {
 				rdma_config "$r" "$c"
 			fi
 			echo "perftest.sh: round $r $c done in $((SECONDS - t0)) s," \
-				"$(grep -c "^$r,$c,.*,fail," "$csv") failed;" \
+				"$(grep -c "^$r,$c,.*,fail," "$csv") failed," \
+				"$(grep -c "^$r,$c,.*,clock," "$csv") perftest clock failures;" \
 				"TCP retransmits so far: $(nstat -az TcpRetransSegs 2>/dev/null |
 				awk '/^TcpRetransSegs/ { print $2 }')"
 		done

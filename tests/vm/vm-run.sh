@@ -16,6 +16,8 @@
 # log and the command's output are kept in tests/vm/out/runs/<id>/.
 # KIWI_* variables of the caller's environment are passed to the command.
 # --run-dir-file F writes the run directory's path into F (for the suite).
+# KIWI_VM_CPUS (default 2) is the number of vCPUs (more than the host has
+# only slows TCG down; for benchmarks of scaling on a larger host).
 # KIWI_VM_MARGIN (default 120) is the host-side allowance in seconds for
 # boot and shutdown on top of --timeout before a silent guest is killed.
 # KIWI_VM_NET gives the guest one virtio-net NIC on that QEMU -netdev (e.g.
@@ -143,7 +145,7 @@ cmdline+=" kiwivm.root=$root kiwivm.run=$run"
 [ -n "$vmroot" ] && cmdline+=" kiwivm.overlay=1"
 
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
-	-smp 2 -m "$mem" -display none -monitor none -no-reboot
+	-smp "${KIWI_VM_CPUS:-2}" -m "$mem" -display none -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-serial "file:$serial" -serial "file:$output"
 	-virtfs "local,path=${vmroot:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
