@@ -680,6 +680,18 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 	return true;
 }
 
+/*
+ * rx_work parses at most this much per hold of the socket lock: what TCP
+ * receives meanwhile waits in the backlog, unacknowledged, until
+ * release_sock(), and a sender out of window would wait for it.
+ */
+#define KIWI_RX_WORK_BUDGET	(64 * 1024)
+
+/*
+ * desc->written counts what this call consumed; with a budget set in
+ * desc->error (rx_work's), reaching it sets desc->count to 0, which ends
+ * tcp_read_sock() after this skb.  tcp_read_sock() reads neither field.
+ */
 static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			 unsigned int offset, size_t len)
 {
@@ -688,6 +700,9 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	unsigned int done = 0, n;
 	const u8 *data;
 
+	desc->written += len;
+	if (desc->error && desc->written >= (size_t)desc->error)
+		desc->count = 0;
 	/* after a failure the rest of the stream is read and dropped */
 	if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
 		return len;
@@ -733,11 +748,18 @@ void kiwi_rx_wq_exit(void)
 	kiwi_rx_wq = NULL;
 }
 
-/* The next online CPU after this one: a hint, any CPU is correct. */
-static int kiwi_rx_other_cpu(void)
+/*
+ * From the softirq, the next online CPU after this one; from process
+ * context (rx_work's own release_sock(), a reader's), this one, which is
+ * not the sender's.  A hint: any CPU is correct.
+ */
+static int kiwi_rx_cpu(void)
 {
-	int cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+	int cpu = raw_smp_processor_id();
 
+	if (in_task())
+		return cpu;
+	cpu = cpumask_next(cpu, cpu_online_mask);
 	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
 }
 
@@ -751,16 +773,18 @@ static bool kiwi_rx_deferred(struct kiwi_qp *qp, struct sock *sk)
 		return true;
 	if (!limit || num_online_cpus() < 2 || tcp_inq(sk) < limit)
 		return false;
-	if (queue_work_on(kiwi_rx_other_cpu(), kiwi_rx_wq, &qp->rx_work))
+	if (queue_work_on(kiwi_rx_cpu(), kiwi_rx_wq, &qp->rx_work))
 		kiwi_stat_inc(qp->kdev, KIWI_STAT_RX_DEFERRED);
 	return true;
 }
 
-static void kiwi_rx_parse(struct kiwi_qp *qp, struct sock *sk)
+/* Parse what waits, up to budget bytes (0: all); true if it stopped there. */
+static bool kiwi_rx_parse(struct kiwi_qp *qp, struct sock *sk, int budget)
 {
-	read_descriptor_t rd = { .count = 1, .arg.data = qp };
+	read_descriptor_t rd = { .count = 1, .arg.data = qp, .error = budget };
 
 	tcp_read_sock(sk, &rd, kiwi_rx_actor);
+	return !rd.count;
 }
 
 void kiwi_rx_data_ready(struct sock *sk)
@@ -771,7 +795,7 @@ void kiwi_rx_data_ready(struct sock *sk)
 	qp = sk->sk_user_data;
 	if (qp && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags) &&
 	    !kiwi_rx_deferred(qp, sk))
-		kiwi_rx_parse(qp, sk);
+		kiwi_rx_parse(qp, sk, 0);
 	read_unlock(&sk->sk_callback_lock);
 }
 
@@ -779,19 +803,24 @@ void kiwi_rx_data_ready(struct sock *sk)
  * Process context, on kiwi_rx_wq.  The quiesce cancels this work before
  * qp->sock goes, and sets RX_DEAD first so that nothing queues it again.
  * What arrives while the socket is owned goes to its backlog, whose
- * processing at release_sock() calls data_ready again.
+ * processing at release_sock() calls data_ready again (which may queue
+ * this work again, on this CPU).  Past the budget the work queues itself
+ * again, so that TCP acknowledges what waited in the backlog meanwhile.
  */
 void kiwi_rx_work(struct work_struct *work)
 {
 	struct kiwi_qp *qp = container_of(work, struct kiwi_qp, rx_work);
 	struct sock *sk = qp->sock->sk;
+	bool more = false;
 
 	lock_sock(sk);
 	read_lock(&sk->sk_callback_lock);
 	if (sk->sk_user_data == qp && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
-		kiwi_rx_parse(qp, sk);
+		more = kiwi_rx_parse(qp, sk, KIWI_RX_WORK_BUDGET);
 	read_unlock(&sk->sk_callback_lock);
 	release_sock(sk);
+	if (more && !test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
+		queue_work_on(raw_smp_processor_id(), kiwi_rx_wq, &qp->rx_work);
 }
 
 /* Process context: what arrived before the callbacks were ours. */
