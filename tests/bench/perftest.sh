@@ -19,6 +19,8 @@
 #             ends' work
 #   kiwi-inline  kiwi with rx_defer=0 (every arrival placed in the
 #             softirq): the A/B of the receive deferral, bandwidth only
+#   kiwi-deferN  kiwi with rx_defer=N, for choosing the default (only
+#             through KIWI_BENCH_CONFIGS; not in the report's tables)
 # Per configuration: ib_write_bw, ib_send_bw, ib_read_bw at the bandwidth
 # sizes, ib_write_bw -q 8 (write_bw_q8: eight QPs) at 64 KiB and 1 MiB,
 # and ib_write_lat at the latency sizes (perftest -R, rdma_cm, -n
@@ -147,6 +149,7 @@ links_add() {
 	case $1 in
 	kiwi) prov=kiwi crc=off ;;
 	kiwi-inline) prov=kiwi crc=off defer=0 ;;
+	kiwi-defer[0-9]*) prov=kiwi crc=off defer=${1#kiwi-defer} ;;
 	kiwi-crc) prov=kiwi crc=required ;;
 	siw) prov=siw ;;
 	siw-crc) prov=siwcrc ;;
@@ -268,7 +271,7 @@ rdma_config() {
 			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4 -q 8
 	done
 	# the deferral's A/B: bandwidth only, latency stays inline anyway
-	[ "$c" = kiwi-inline ] && lat_skip=1 || lat_skip=0
+	case $c in kiwi-inline|kiwi-defer*) lat_skip=1 ;; *) lat_skip=0 ;; esac
 	for s in $lat_sizes; do
 		[ $lat_skip = 1 ] && break
 		record "$r" "$c" write_lat "$s" usec \
