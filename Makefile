@@ -133,7 +133,7 @@ bench: module provider
 	./scripts/deps.sh
 	./tests/bench/perftest.sh $(BENCH_ARGS)
 
-# NVMe-oF fio, kiwi to kiwi against siw to siw, alternating runs in one boot
+# NVMe-oF fio, kiwi to kiwi against siw to siw and NVMe/TCP, rotating runs in one boot
 bench-nvmeof: module
 	./tests/bench/nvmeof.sh
 

@@ -1,16 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# NVMe-oF benchmark, kiwi to kiwi against siw to siw (a benchmark, not a
-# test: it passes or fails nothing).  One VM boot; rounds alternate the two
-# providers (kiwi first in odd rounds, siw first in even ones, so that a
-# drift in the host's load hits both alike).  Each run: RDMA links on both
-# ends of the veth pair, nvme connect to the nvmet target (nvmeof-lib.sh),
-# then fio with the page cache bypassed:
+# NVMe-oF benchmark, kiwi to kiwi against siw to siw and against NVMe/TCP
+# (nvmet-tcp target, nvme-tcp host) on the same namespace and path (a
+# benchmark, not a test: it passes or fails nothing).  One VM boot; each
+# round runs the three in an order rotated by one per round, so that a
+# drift in the host's load hits all alike.  Each run: RDMA links on both
+# ends of the veth pair (none for tcp), nvme connect to the nvmet target
+# (nvmeof-lib.sh, NVMF_TRTYPE rdma or tcp; the crossed routes send TCP
+# across the veth as they do iWARP), then fio with the page cache
+# bypassed:
 #   rand4k: 4 KiB random read, iodepth 32, 1 job       -> IOPS
 #   seq128k: 128 KiB sequential read, iodepth 16, 1 job -> MiB/s
-# The medians over the rounds and the kiwi/siw ratio are printed, kept as
-# CSV in tests/bench/out/ and written into Documentation/benchmarks.md.
+# The medians over the rounds and the ratios kiwi/TCP and kiwi/siw are
+# printed, kept as CSV in tests/bench/out/ and written into
+# Documentation/benchmarks.md.
 #
 # Usage (on the host, after `make module`):
 #   tests/bench/nvmeof.sh [--runs N] [--runtime SEC] [--no-doc]
@@ -43,7 +47,11 @@ guest_main() {
 	kiwi_load || exit 1
 	siw_load || exit 1
 	for r in $(seq 1 "$runs"); do
-		if [ $((r % 2)) = 1 ]; then order="kiwi siw"; else order="siw kiwi"; fi
+		case $((r % 3)) in
+		1) order="kiwi siw tcp" ;;
+		2) order="siw tcp kiwi" ;;
+		0) order="tcp kiwi siw" ;;
+		esac
 		for p in $order; do
 			one_run "$r" "$p"
 		done
@@ -54,8 +62,10 @@ guest_main() {
 
 one_run() {
 	local r=$1 p=$2 t0=$SECONDS
-	if ! { nvmf_link_add $NVMF_HOST_DEV "$p" veth0 &&
-		nvmf_link_add $NVMF_TGT_DEV "$p" veth1 &&
+	if [ "$p" = tcp ]; then NVMF_TRTYPE=tcp; else NVMF_TRTYPE=rdma; fi
+	if ! { { [ "$p" = tcp ] ||
+		 { nvmf_link_add $NVMF_HOST_DEV "$p" veth0 &&
+		   nvmf_link_add $NVMF_TGT_DEV "$p" veth1; }; } &&
 		nvmf_nvmet_setup && nvmf_connect; } > /tmp/bench-setup.out 2>&1; then
 		echo "bench: round $r $p: setup/connect failed:" >&2
 		sed 's/^/  /' /tmp/bench-setup.out >&2
@@ -88,7 +98,7 @@ fi
 # ----------------------------------------------------------------- host side
 bench_host_start nvmeof
 # per run: about 4 setup/teardown steps and two fio runs, slow under TCG
-tmo=$((runs * 2 * (2 * (runtime + 2) + 120) + 300))
+tmo=$((runs * 3 * (2 * (runtime + 2) + 120) + 300))
 "$root/tests/vm/vm-run.sh" --timeout "$tmo" -- \
 	bash "$root/tests/bench/nvmeof.sh" --runs "$runs" --runtime "$runtime" \
 	--guest "$csv"

@@ -43,6 +43,9 @@ NVMF_HOSTID=6b697769-0000-4000-8000-000000000001
 NVMF_NS_UUID=6b697769-0000-4000-8000-0000000000aa
 NVMF_NULLB=kiwinvmf
 NVMF_SIZE_MB=${NVMF_SIZE_MB:-64}
+# The fabric: rdma for the cases; tcp (nvmet-tcp, nvme-tcp over the same
+# veth and crossed routes, no RDMA link) for the bench's comparison.
+NVMF_TRTYPE=${NVMF_TRTYPE:-rdma}
 NVMET_CFG=/sys/kernel/config/nvmet
 NULLB_CFG=/sys/kernel/config/nullb
 # A siw built with mpa_crc_required = true (tests/bench/build-siw-crc.sh):
@@ -245,7 +248,7 @@ nvmf_nullb_teardown() {
 # port on $NVMF_TGT_IP:$NVMF_PORT.
 nvmf_nvmet_setup() {
 	local s=$NVMET_CFG/subsystems/$NVMF_NQN p=$NVMET_CFG/ports/$NVMF_PORTID
-	modprobe -a nvmet nvmet-rdma || return 1
+	modprobe -a nvmet nvmet-$NVMF_TRTYPE || return 1
 	[ -d $NVMET_CFG ] || { echo "nvmf: no $NVMET_CFG" >&2; return 1; }
 	[ -n "${NVMF_BDEV:-}" ] || { echo "nvmf: no backing disk" >&2; return 1; }
 	mkdir "$s" &&
@@ -256,7 +259,7 @@ nvmf_nvmet_setup() {
 	echo 1 > "$s/namespaces/1/enable" || return 1
 
 	mkdir "$p" &&
-	echo rdma > "$p/addr_trtype" &&
+	echo $NVMF_TRTYPE > "$p/addr_trtype" &&
 	echo ipv4 > "$p/addr_adrfam" &&
 	echo $NVMF_TGT_IP > "$p/addr_traddr" &&
 	echo $NVMF_PORT > "$p/addr_trsvcid" || return 1
@@ -296,13 +299,13 @@ nvmf_nvmet_teardown() {
 
 # --- host -------------------------------------------------------------------
 
-# nvmf_ctrl: the name (nvmeN) of the rdma controller connected to our NQN.
+# nvmf_ctrl: the name (nvmeN) of the $NVMF_TRTYPE controller connected to our NQN.
 nvmf_ctrl() {
 	local c
 	for c in /sys/class/nvme/nvme*; do
 		[ -e "$c/subsysnqn" ] || continue
 		[ "$(cat "$c/subsysnqn")" = "$NVMF_NQN" ] || continue
-		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] || continue
+		[ "$(cat "$c/transport" 2>/dev/null)" = $NVMF_TRTYPE ] || continue
 		basename "$c"
 		return 0
 	done
@@ -333,8 +336,8 @@ nvmf_ns_bdev() {
 # nvmf_connect [EXTRA nvme connect OPTIONS]: connect and wait for the
 # namespace's block device; sets NVMF_DEV.
 nvmf_connect() {
-	modprobe -a nvme-rdma nvme-fabrics || return 1
-	nvme connect -t rdma -a $NVMF_TGT_IP -s $NVMF_PORT -n $NVMF_NQN \
+	modprobe -a nvme-$NVMF_TRTYPE nvme-fabrics || return 1
+	nvme connect -t $NVMF_TRTYPE -a $NVMF_TGT_IP -s $NVMF_PORT -n $NVMF_NQN \
 		--hostnqn=$NVMF_HOSTNQN --hostid=$NVMF_HOSTID \
 		--nr-io-queues=2 "$@" || return 1
 	nvmf_wait 30 nvmf_ns_bdev || return 1
