@@ -15,6 +15,19 @@ doc=1
 guest=0
 csv=
 
+# bench_order ROUND ITEMS...: ITEMS rotated left by ROUND - 1, so that
+# each round starts with the next configuration and a drift in the host's
+# load hits all of them alike.
+bench_order() {
+	local r=$1 n i out=
+	shift
+	n=$#
+	for i in $(seq 0 $((n - 1))); do
+		out="$out ${@:$(((r - 1 + i) % n + 1)):1}"
+	done
+	echo $out
+}
+
 # bench_parse_args NAME OPTIONS ARGS...: the options of benchmark NAME:
 # those of OPTIONS (from --runs N, --runtime SEC, --ramp SEC, --quick) and
 # always --no-doc, --guest CSV (the script's own run inside the VM) and

@@ -31,7 +31,7 @@ bench_parse_args nvmeof.sh "runs runtime" "$@"
 guest_main() {
 	. "$root/tests/cases/lib.sh"
 	. "$root/tests/cases/nvmeof-lib.sh"
-	local r p order bdev
+	local r p bdev
 	nvmf_trap_cleanup
 	echo "round,provider,test,value,unit" > "$csv"
 	{
@@ -47,12 +47,7 @@ guest_main() {
 	kiwi_load || exit 1
 	siw_load || exit 1
 	for r in $(seq 1 "$runs"); do
-		case $((r % 3)) in
-		1) order="kiwi siw tcp" ;;
-		2) order="siw tcp kiwi" ;;
-		0) order="tcp kiwi siw" ;;
-		esac
-		for p in $order; do
+		for p in $(bench_order "$r" kiwi siw tcp); do
 			one_run "$r" "$p"
 		done
 	done

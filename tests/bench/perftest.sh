@@ -271,12 +271,14 @@ rdma_config() {
 			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4 -q 8
 	done
 	# the deferral's A/B: bandwidth only, latency stays inline anyway
-	case $c in kiwi-inline|kiwi-defer*) lat_skip=1 ;; *) lat_skip=0 ;; esac
-	for s in $lat_sizes; do
-		[ $lat_skip = 1 ] && break
-		record "$r" "$c" write_lat "$s" usec \
-			perf_run ib_write_lat "$s" "$(lat_iters "$s")" 5
-	done
+	case $c in
+	kiwi-inline|kiwi-defer*) ;;
+	*)
+		for s in $lat_sizes; do
+			record "$r" "$c" write_lat "$s" usec \
+				perf_run ib_write_lat "$s" "$(lat_iters "$s")" 5
+		done ;;
+	esac
 	links_del > /dev/null 2>&1 ||
 		echo "perftest.sh: round $r $c: links did not go away" >&2
 }
@@ -340,9 +342,7 @@ tcp_config() {
 guest_main() {
 	. "$root/tests/cases/lib.sh"
 	. "$root/tests/cases/nvmeof-lib.sh"
-	local r i c order t0
-	set -- $configs
-	local n=$#
+	local r c t0
 	echo "round,config,test,size,value,unit" > "$csv"
 	{
 		echo "# kernel $(uname -r)"
@@ -364,14 +364,7 @@ guest_main() {
 		cp /tmp/pb-siw.driver /etc/libibverbs.d/siw.driver
 	fi
 	for r in $(seq 1 "$runs"); do
-		# rotate the order by one configuration per round
-		order=
-		for i in $(seq 0 $((n - 1))); do
-			set -- $configs
-			shift $(((r - 1 + i) % n))
-			order="$order $1"
-		done
-		for c in $order; do
+		for c in $(bench_order "$r" $configs); do
 			t0=$SECONDS
 			if [ "$c" = tcp ]; then
 				tcp_config "$r"

@@ -128,17 +128,6 @@ nfs_run() {
 	echo "bench: round $r nfs $t done in $((SECONDS - t0)) s: $(tail -n 3 "$csv" | tr '\n' ' ')"
 }
 
-# order ROUND: the transports rotated by the round number
-order() {
-	local n=$(($1 % 3))
-	set -- $TRANSPORTS
-	case $n in
-	1) echo "$1 $2 $3" ;;
-	2) echo "$2 $3 $1" ;;
-	0) echo "$3 $1 $2" ;;
-	esac
-}
-
 guest_cleanup() {
 	iscsi_stop
 	portal2_teardown
@@ -178,7 +167,7 @@ guest_main() {
 	iscsiadm -m node -o new -T "$ISER_IQN" -p "$NVMF_TGT_IP:$ISER_PORT2" \
 		-I iser > /dev/null || { echo "bench: iser node record failed" >&2; exit 1; }
 	for r in $(seq 1 "$runs"); do
-		for t in $(order "$r"); do
+		for t in $(bench_order "$r" $TRANSPORTS); do
 			iscsi_run "$r" "$t"
 		done
 	done
@@ -191,7 +180,7 @@ guest_main() {
 	dd if=/dev/urandom of=$NFS_EXPORT/bench.dat bs=1M count=$BENCH_MB \
 		status=none || exit 1
 	for r in $(seq 1 "$runs"); do
-		for t in $(order "$r"); do
+		for t in $(bench_order "$r" $TRANSPORTS); do
 			nfs_run "$r" "$t"
 		done
 	done

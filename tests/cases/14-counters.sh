@@ -442,34 +442,32 @@ elapsed "connect timeout"
 
 # rx_defer=1: every arrival is placed by rx_work, none in the softirq;
 # rx_defer=0: none by rx_work.  rping -V checks the bytes either way.
+# rping_deltas A B [NAME=VALUE...]: what one rping connection kc0 -> kc1
+# moves between snapshots A and B on both ends, and NAME=VALUE on both.
+rping_deltas() {
+	local a=$1 b=$2 some="tx_fpdus=1-100000 tx_bytes=1-100000000
+		rx_fpdus=1-100000 rx_bytes=1-100000000 completions=1-100000
+		completions_flushed=0-100 doorbells=0-100000"
+	shift 2
+	expect_deltas kc0 $tmp/c$a $tmp/c$b mpa_req_sent=1 mpa_rep_rcvd=1 \
+		$some "$@" &&
+	expect_deltas kc1 $tmp/s$a $tmp/s$b mpa_req_rcvd=1 mpa_rep_sent=1 \
+		$some "$@"
+}
 old_defer=$(cat /sys/module/kiwi/parameters/rx_defer)
 echo 1 > /sys/module/kiwi/parameters/rx_defer
 tap_check "rx_defer=1: rping -V 65000 B x 5 kc0 -> kc1, placed by rx_work" \
 	rping_pair 5 65000
 snaps 7
-tap_check "rx_defer=1: rx_deferred moved on both ends, FPDUs and bytes conserved" \
-	expect_deltas kc0 $tmp/c6 $tmp/c7 mpa_req_sent=1 mpa_rep_rcvd=1 \
-	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
-	rx_bytes=1-100000000 completions=1-100000 \
-	completions_flushed=0-100 doorbells=0-100000 rx_deferred=1-100000 &&
-	expect_deltas kc1 $tmp/s6 $tmp/s7 mpa_req_rcvd=1 mpa_rep_sent=1 \
-	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
-	rx_bytes=1-100000000 completions=1-100000 \
-	completions_flushed=0-100 doorbells=0-100000 rx_deferred=1-100000 &&
+tap_check "rx_defer=1: rx_deferred moved on both ends" \
+	rping_deltas 6 7 rx_deferred=1-100000
+tap_check "rx_defer=1: FPDUs and bytes one end sent are what the other received" \
 	conserved $tmp/c6 $tmp/c7 $tmp/s6 $tmp/s7
 echo 0 > /sys/module/kiwi/parameters/rx_defer
 tap_check "rx_defer=0: rping -V 65000 B x 5 kc0 -> kc1, all in the softirq" \
 	rping_pair 5 65000
 snaps 8
-tap_check "rx_defer=0: rx_deferred still on both ends" \
-	expect_deltas kc0 $tmp/c7 $tmp/c8 mpa_req_sent=1 mpa_rep_rcvd=1 \
-	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
-	rx_bytes=1-100000000 completions=1-100000 \
-	completions_flushed=0-100 doorbells=0-100000 &&
-	expect_deltas kc1 $tmp/s7 $tmp/s8 mpa_req_rcvd=1 mpa_rep_sent=1 \
-	tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000 \
-	rx_bytes=1-100000000 completions=1-100000 \
-	completions_flushed=0-100 doorbells=0-100000
+tap_check "rx_defer=0: rx_deferred still on both ends" rping_deltas 7 8
 echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
 old_defer=
 elapsed "rx_defer"
