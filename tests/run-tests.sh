@@ -25,7 +25,8 @@
 # stages (make test-6.12-full).
 # Every TAP line is prefixed with its stage or case name.  A stage that is
 # missing, exits non-zero, or prints no TAP result adds a "not ok" line.
-# The last line is "N passed, N failed, N skipped" over all ok / not ok
+# The failures are listed again before the last line, which is
+# "N passed, N failed, N skipped" over all ok / not ok
 # lines, an "ok ... # SKIP" line counting as skipped, not passed; the exit
 # status is non-zero if anything failed.  KIWI_FULL=1 reaches the cases.
 # FUZZ_SECONDS overrides the fuzzing time per target; KIWI_CASES_DIR another
@@ -295,6 +296,11 @@ skipped=$(grep -cE '^[^ ]+: ok( .*)?#[[:space:]]*[Ss][Kk][Ii][Pp]' "$all")
 passed=$(( $(grep -cE '^[^ ]+: ok( |$)' "$all") - skipped ))
 failed=$(grep -cE '^[^ ]+: not ok( |$)' "$all")
 echo "# suite took $(( $(date +%s) - t0 ))s; logs in $logs"
+# Repeat the failures at the end: a CI log is often read from its tail.
+if [ "$failed" -gt 0 ]; then
+	echo "# the failures:"
+	grep -E '^[^ ]+: not ok( |$)' "$all" | head -n 40 | sed 's/^/#   /'
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
 exit
