@@ -297,9 +297,23 @@ passed=$(( $(grep -cE '^[^ ]+: ok( |$)' "$all") - skipped ))
 failed=$(grep -cE '^[^ ]+: not ok( |$)' "$all")
 echo "# suite took $(( $(date +%s) - t0 ))s; logs in $logs"
 # Repeat the failures at the end: a CI log is often read from its tail.
+# Then, for the first few failing stages or cases, their own diagnostics
+# (the case's "# NAME:" lines: its dmesg) and, where the guest died, the
+# end of its serial log: what a reader of the tail needs to start.
 if [ "$failed" -gt 0 ]; then
 	echo "# the failures:"
 	grep -E '^[^ ]+: not ok( |$)' "$all" | head -n 40 | sed 's/^/#   /'
+	grep -E '^[^ ]+: not ok( |$)' "$all" | sed 's/: not ok.*//' | uniq |
+		head -n 3 | while IFS= read -r st; do
+		echo "# --- diagnostics of $st (last 30 lines):"
+		grep -F "# $st: " "$all" | tail -n 30
+	done
+	grep -oE 'the guest (died|hung) during this case .*serial log [^)]+' "$all" |
+		sed 's/.*serial log //' | sort -u | head -n 2 | while IFS= read -r f; do
+		[ -f "$f" ] || continue
+		echo "# --- end of $f:"
+		tail -n 60 "$f" | tr -cd '\11\12\40-\176' | sed 's/^/#   /'
+	done
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
