@@ -68,19 +68,23 @@ else
 	write_sizes="4096 16384 65536 262144 1048576"
 	sr_sizes="4096 65536 1048576"
 	lat_sizes="64 1024 4096 65536"
+	q8_sizes="65536 1048576"
 fi
 configs="kiwi siw tcp kiwi-crc siw-crc kiwi-inline"
-q8_sizes="65536 1048576"
 bw_bytes=16777216
 # Other sizes (ib_write_bw and iperf3; ib_send_bw and ib_read_bw;
-# ib_write_lat and sockperf), fewer configurations, another volume per
+# ib_write_bw -q 8; ib_write_lat and sockperf), fewer configurations, another volume per
 # bandwidth run: for experiments, or a smaller matrix on a loaded host.
 # The documentation is then left alone (perftest-report.py --doc can
 # still record such a run, saying so).
-if [ -n "${KIWI_BENCH_WRITE_SIZES:-}${KIWI_BENCH_SR_SIZES:-}${KIWI_BENCH_LAT_SIZES:-}${KIWI_BENCH_CONFIGS:-}${KIWI_BENCH_BW_BYTES:-}" ]; then
-	write_sizes=${KIWI_BENCH_WRITE_SIZES:-$write_sizes}
-	sr_sizes=${KIWI_BENCH_SR_SIZES:-$sr_sizes}
-	lat_sizes=${KIWI_BENCH_LAT_SIZES:-$lat_sizes}
+# A size list set but empty leaves those tests out (KIWI_BENCH_WRITE_SIZES=
+# KIWI_BENCH_SR_SIZES= KIWI_BENCH_Q8_SIZES= KIWI_BENCH_LAT_SIZES=64: many
+# rounds of latency alone).
+if [ -n "${KIWI_BENCH_WRITE_SIZES+x}${KIWI_BENCH_SR_SIZES+x}${KIWI_BENCH_LAT_SIZES+x}${KIWI_BENCH_Q8_SIZES+x}${KIWI_BENCH_CONFIGS:-}${KIWI_BENCH_BW_BYTES:-}" ]; then
+	write_sizes=${KIWI_BENCH_WRITE_SIZES-$write_sizes}
+	sr_sizes=${KIWI_BENCH_SR_SIZES-$sr_sizes}
+	lat_sizes=${KIWI_BENCH_LAT_SIZES-$lat_sizes}
+	q8_sizes=${KIWI_BENCH_Q8_SIZES-$q8_sizes}
 	configs=${KIWI_BENCH_CONFIGS:-$configs}
 	bw_bytes=${KIWI_BENCH_BW_BYTES:-$bw_bytes}
 	doc=0
