@@ -29,6 +29,8 @@
 #   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
 #   make bench-storage  iSER and NFS over RDMA, kiwi and siw, against TCP
 #                       (REPS=N rounds, default 5; Documentation/benchmarks.md)
+#   make bench-memory   kernel memory per idle QP and per registered page,
+#                       kiwi, siw and TCP sockets (Documentation/benchmarks.md)
 
 # The running kernel's headers when they exist, else those of the test VM's
 # default kernel (the newest 6.1, tests/vm/kernel.sh), else the newest
@@ -53,7 +55,7 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto bench bench-nvmeof bench-storage test test-full demo \
+	check unit fuzz bench-proto bench bench-nvmeof bench-storage bench-memory test test-full demo \
 	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps \
 	deb test-deb
 
@@ -143,6 +145,12 @@ bench-nvmeof: module
 REPS ?= 5
 bench-storage: module
 	./tests/bench/storage.sh --runs $(REPS) $(BENCH_ARGS)
+
+# kernel memory per idle connected QP and per registered page, kiwi, siw, TCP
+bench-memory: module provider
+	./scripts/deps.sh
+	$(MAKE) -C tests/verbs
+	./tests/bench/memory.sh $(BENCH_ARGS)
 
 print-kdir:
 	@echo $(KDIR)

@@ -18,6 +18,8 @@
 # --run-dir-file F writes the run directory's path into F (for the suite).
 # KIWI_VM_CPUS (default 2) is the number of vCPUs (more than the host has
 # only slows TCG down; for benchmarks of scaling on a larger host).
+# KIWI_VM_SLUB_DEBUG (default FZPU) is the guest's slub_debug; "off" boots
+# without it (the memory benchmark, whose slab figures it would inflate).
 # KIWI_VM_MARGIN (default 120) is the host-side allowance in seconds for
 # boot and shutdown on top of --timeout before a silent guest is killed.
 # KIWI_VM_NET gives the guest one virtio-net NIC on that QEMU -netdev (e.g.
@@ -121,7 +123,9 @@ if [ -z "$vmroot" ]; then
 fi
 
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
-cmdline+=" slub_debug=FZPU nokaslr mitigations=off"
+slub=${KIWI_VM_SLUB_DEBUG:-FZPU}
+[ "$slub" = off ] || cmdline+=" slub_debug=$slub"
+cmdline+=" nokaslr mitigations=off"
 cmdline+=" tsc=reliable no_timer_check"
 # TCG's guest TSC ticks at the host's TSC rate.  The guest measures it at
 # boot against the PIT, and a busy host can make that read 45 times too
