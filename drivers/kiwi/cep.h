@@ -121,7 +121,11 @@ struct kiwi_cep {
 	struct sockaddr_storage laddr;
 	struct sockaddr_storage raddr;
 	u16 pd_len;			/* initiator's private data */
-	u8 pd[KIWI_MPA_PD_MAX];
+	/*
+	 * pd_len bytes or NULL, allocated apart: most connections carry
+	 * little, and the cep then fits kmalloc-2k
+	 */
+	u8 *pd;
 	u8 buf[KIWI_CEP_BUF];
 };
 

@@ -92,6 +92,7 @@ static void kiwi_cep_release(struct kref *ref)
 	if (list_empty(&cdev->ceps))
 		wake_up_all(&cdev->empty);
 	spin_unlock_irqrestore(&cdev->lock, flags);
+	kfree(cep->pd);
 	kfree(cep);
 	kiwi_obj_dec(KIWI_OBJ_CEP);
 }

@@ -299,8 +299,15 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		rv = -EINVAL;
 		goto err;
 	}
-	cep->pd_len = param->private_data_len;
-	memcpy(cep->pd, param->private_data, cep->pd_len);
+	if (param->private_data_len) {
+		cep->pd = kmemdup(param->private_data,
+				  param->private_data_len, GFP_KERNEL);
+		if (!cep->pd) {
+			rv = -ENOMEM;
+			goto err;
+		}
+		cep->pd_len = param->private_data_len;
+	}
 	cep->laddr = id->m_local_addr;
 	cep->raddr = id->m_remote_addr;
 	cep->owner = task_tgid_nr(current);

@@ -350,7 +350,11 @@ struct kiwi_txs {
 	bool more;			/* more FPDUs wait: MSG_MORE */
 	bool ord_wait;			/* the next SQE waits for Reads */
 	struct kiwi_cur rr;		/* Read Response source */
-	u8 fbuf[KIWI_TX_FBUF];
+	/*
+	 * KIWI_TX_FBUF bytes, allocated apart: without them the struct fits
+	 * kmalloc-4k instead of kmalloc-8k (bench-memory, per idle QP)
+	 */
+	u8 *fbuf;
 };
 
 /* the remote rights a QP's access flags may grant (qp*.c, rx.c) */
@@ -418,13 +422,20 @@ struct kiwi_qp {
 	struct kiwi_mpa_result mpa;
 	struct completion llp_stopped;	/* destroy_qp waits for llp_stop */
 
-	/* ORD: Reads we sent, oldest at ord_tail (under lock) */
-	struct kiwi_ord_ent ordq[KIWI_MAX_ORD];
+	/*
+	 * ORD: Reads we sent, oldest at ord_tail (under lock).  The rings
+	 * are allocated at llp_start for the depths the connection settled
+	 * (a power of two, mask + 1 entries), not for KIWI_MAX_ORD/IRD: the
+	 * QP then fits kmalloc-2k (bench-memory, per idle QP).
+	 */
+	struct kiwi_ord_ent *ordq;
+	u32 ord_mask;
 	u32 ord_head;
 	u32 ord_tail;
 	u32 ord_max;
 	/* IRD: Read Requests to answer, oldest at ird_tail (under lock) */
-	struct kiwi_ird_ent irdq[KIWI_MAX_IRD];
+	struct kiwi_ird_ent *irdq;
+	u32 ird_mask;
 	u32 ird_head;
 	u32 ird_tail;
 	u32 ird_max;
@@ -631,6 +642,7 @@ void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
+void kiwi_txs_free(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
 

@@ -488,7 +488,9 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* a kick that raced with llp_stop finds the engine off; wait for it */
 	cancel_work_sync(&qp->tx_work);
 	cancel_work_sync(&qp->rx_work);	/* idle since llp_stop; cheap */
-	kfree(qp->txs);
+	kiwi_txs_free(qp->txs);
+	kfree(qp->ordq);
+	kfree(qp->irdq);
 
 	kiwi_qp_ring_drop(qp, &qp->rq);
 	kiwi_qp_ring_drop(qp, &qp->sq);

@@ -355,7 +355,7 @@ static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 
 	while (qp->ord_tail != qp->ord_head || (txs && i < txs->nwc)) {
 		struct kiwi_ord_ent *e =
-			&qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+			&qp->ordq[qp->ord_tail & qp->ord_mask];
 
 		if (qp->ord_tail == qp->ord_head ||
 		    (txs && i < txs->nwc &&
@@ -424,7 +424,7 @@ static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 		kiwi_flush_rq(qp);
 	for (; qp->ird_tail != qp->ird_head; qp->ird_tail++) {
 		struct kiwi_ird_ent *e =
-			&qp->irdq[qp->ird_tail % KIWI_MAX_IRD];
+			&qp->irdq[qp->ird_tail & qp->ird_mask];
 
 		if (e->mr)
 			kiwi_mr_put(e->mr);
@@ -492,6 +492,13 @@ static void kiwi_qp_quiesce(struct kiwi_qp *qp)
 	mutex_unlock(&qp->stop_mutex);
 }
 
+void kiwi_txs_free(struct kiwi_txs *txs)
+{
+	if (txs)
+		kfree(txs->fbuf);
+	kfree(txs);
+}
+
 /* The transmit engine's state for a new connection over sk. */
 static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 				     struct sock *sk)
@@ -505,6 +512,11 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
 	if (!txs)
 		return NULL;
+	txs->fbuf = kmalloc(KIWI_TX_FBUF, GFP_KERNEL);
+	if (!txs->fbuf) {
+		kfree(txs);
+		return NULL;
+	}
 	mss = READ_ONCE(tcp_sk(sk)->mss_cache);
 	if (!mss)
 		mss = params->mss;
@@ -530,12 +542,24 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	const struct kiwi_mpa_result *res = &params->mpa;
 	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
 	struct sock *sk = sock->sk;
+	struct kiwi_ord_ent *ordq, *old_ordq;
+	struct kiwi_ird_ent *irdq, *old_irdq;
+	u32 ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
+	u32 ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
+	u32 ord_n = roundup_pow_of_two(max_t(u32, ord_max, 1));
+	u32 ird_n = roundup_pow_of_two(max_t(u32, ird_max, 1));
 	struct kiwi_txs *txs;
 	unsigned long flags;
 
 	txs = kiwi_txs_new(params, sk);
-	if (!txs)
+	ordq = kcalloc(ord_n, sizeof(*ordq), GFP_KERNEL);
+	irdq = kcalloc(ird_n, sizeof(*irdq), GFP_KERNEL);
+	if (!txs || !ordq || !irdq) {
+		kiwi_txs_free(txs);
+		kfree(ordq);
+		kfree(irdq);
 		return -ENOMEM;
+	}
 
 	/*
 	 * tx_mutex: a stale kick of an earlier connection's engine may still
@@ -548,14 +572,23 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	    test_bit(KIWI_EF_ON, &qp->eflags)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		mutex_unlock(&qp->tx_mutex);
-		kfree(txs);
+		kiwi_txs_free(txs);
+		kfree(ordq);
+		kfree(irdq);
 		return -EINVAL;
 	}
-	kfree(qp->txs);		/* of an earlier connection */
+	kiwi_txs_free(qp->txs);		/* of an earlier connection */
 	qp->txs = txs;
 	qp->mpa = *res;
-	qp->ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
-	qp->ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
+	/* an earlier connection's rings are empty: llp_stop flushed them */
+	old_ordq = qp->ordq;
+	old_irdq = qp->irdq;
+	qp->ordq = ordq;
+	qp->irdq = irdq;
+	qp->ord_mask = ord_n - 1;
+	qp->ird_mask = ird_n - 1;
+	qp->ord_max = ord_max;
+	qp->ird_max = ird_max;
 	qp->ord_head = 0;
 	qp->ord_tail = 0;
 	qp->ird_head = 0;
@@ -583,6 +616,8 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	set_bit(KIWI_EF_ON, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->tx_mutex);
+	kfree(old_ordq);
+	kfree(old_irdq);
 
 	write_lock_bh(&sk->sk_callback_lock);
 	qp->sk_data_ready = sk->sk_data_ready;

@@ -208,7 +208,7 @@ static enum kiwi_err kiwi_rx_rresp(struct kiwi_qp *qp,
 		err = KIWI_ERR_RDMAP_OPCODE;	/* no Read outstanding */
 		goto out;
 	}
-	e = &qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+	e = &qp->ordq[qp->ord_tail & qp->ord_mask];
 	/* only within the sink the oldest Read Request named, in order */
 	if (h->stag != e->sink_stag) {
 		err = KIWI_ERR_DDP_T_STAG;
@@ -496,7 +496,7 @@ static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 	bool signaled = false, ok;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	e = &qp->ordq[qp->ord_tail % KIWI_MAX_ORD];
+	e = &qp->ordq[qp->ord_tail & qp->ord_mask];
 	e->placed += qp->rx_bytes;
 	if (h->last) {
 		signaled = e->signaled;
@@ -579,7 +579,7 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		break;
 	case KIWI_RXK_RREQ:
 		spin_lock_irqsave(&qp->lock, flags);
-		qp->irdq[qp->ird_head % KIWI_MAX_IRD] = qp->rx_rreq;
+		qp->irdq[qp->ird_head & qp->ird_mask] = qp->rx_rreq;
 		qp->ird_head++;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		qp->rx_rreq.mr = NULL;

@@ -402,7 +402,7 @@ static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	txs->msn[KIWI_QN_RREQ]++;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	e = &qp->ordq[qp->ord_head % KIWI_MAX_ORD];
+	e = &qp->ordq[qp->ord_head & qp->ord_mask];
 	e->id = sqe->id;
 	e->mr = w->cur.mr[0];		/* the reference moves to ORD */
 	e->gen = w->cur.gen[0];
@@ -497,7 +497,7 @@ static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return 0;
 	}
-	e = &qp->irdq[qp->ird_tail % KIWI_MAX_IRD];
+	e = &qp->irdq[qp->ird_tail & qp->ird_mask];
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	/* the source was invalidated or re-mapped after the Request came */
