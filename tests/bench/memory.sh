@@ -79,20 +79,13 @@ port_seq=0
 # while they are.  A fresh PORT per set, so that no 4-tuple of the last
 # set is reused.
 hold_conns() {
-	local c=$1 n=$2 port=$3 srv cli m rc=0
-	if [ "$c" = tcp ]; then
-		ip netns exec $ns python3 "$tcp_hold" server $srv_ip $port "$n" \
-			> /tmp/mem-srv.out 2>&1 &
-		srv=$!
-		wait_line /tmp/mem-srv.out listening 30 $srv || rc=1
-		python3 "$tcp_hold" client $srv_ip $port "$n" > /tmp/mem-cli.out 2>&1 &
-	else
-		ip netns exec $ns "$hold" server $srv_ip $port "$n" \
-			> /tmp/mem-srv.out 2>&1 &
-		srv=$!
-		wait_line /tmp/mem-srv.out "server: listening" 30 $srv || rc=1
-		"$hold" client $srv_ip $port "$n" > /tmp/mem-cli.out 2>&1 &
-	fi
+	local c=$1 n=$2 port=$3 srv cli m rc=0 prog=("$hold")
+	[ "$c" = tcp ] && prog=(python3 "$tcp_hold")
+	ip netns exec $ns "${prog[@]}" server $srv_ip $port "$n" \
+		> /tmp/mem-srv.out 2>&1 &
+	srv=$!
+	wait_line /tmp/mem-srv.out "server: listening" 30 $srv || rc=1
+	"${prog[@]}" client $srv_ip $port "$n" > /tmp/mem-cli.out 2>&1 &
 	cli=$!
 	if [ $rc = 0 ] && wait_line /tmp/mem-cli.out "client: established" 900 $cli &&
 		wait_line /tmp/mem-srv.out "server: established" 60 $srv; then
@@ -159,8 +152,8 @@ links_add() {
 	rdma link add kb0 type "$1" netdev veth0 &&
 	ip netns exec $ns rdma link add kb1 type "$1" netdev veth1 &&
 	wait_for 10 grep -q ACTIVE /sys/class/infiniband/kb0/ports/1/state &&
-	ip netns exec $ns bash -c \
-		'for i in $(seq 50); do grep -q ACTIVE /sys/class/infiniband/kb1/ports/1/state && exit 0; sleep 0.2; done; exit 1'
+	wait_for 10 ip netns exec $ns \
+		grep -q ACTIVE /sys/class/infiniband/kb1/ports/1/state
 }
 
 links_del() {
@@ -183,7 +176,7 @@ if mode == "server":
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((addr, port))
     ls.listen(1024)
-    print("listening", flush=True)
+    print("server: listening", flush=True)
     while len(held) < n:
         held.append(ls.accept()[0])
 else:

@@ -111,4 +111,12 @@ static inline int kiwi_cm_expect(struct rdma_event_channel *ch,
 	return good ? 0 : -1;
 }
 
+/* An rdma_cm id and its QP, if it has one, destroyed. */
+static inline void kiwi_cm_drop(struct rdma_cm_id *id)
+{
+	if (id->qp)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
 #endif /* KIWI_VERBS_COMMON_H */

@@ -239,13 +239,9 @@ int main(int argc, char **argv)
 		rc = client(ch, &sa, ids, n);
 	else
 		rc = 2;
-	for (i = 0; i < n; i++) {
-		if (!ids[i])
-			continue;
-		if (ids[i]->qp)
-			rdma_destroy_qp(ids[i]);
-		rdma_destroy_id(ids[i]);
-	}
+	for (i = 0; i < n; i++)
+		if (ids[i])
+			kiwi_cm_drop(ids[i]);
 	if (cq)
 		ibv_destroy_cq(cq);
 	if (pd)
