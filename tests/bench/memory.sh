@@ -56,6 +56,8 @@ meminfo() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	sleep 1
+	# the caches too, for the per-cache breakdown (slab_breakdown)
+	[ -z "${slab_snap:-}" ] || cp /proc/slabinfo "$slab_snap"
 	awk '/^(Slab|SUnreclaim|VmallocUsed):/ { v[$1] = $2 }
 	     END { print v["Slab:"], v["SUnreclaim:"], v["VmallocUsed:"] }' \
 		/proc/meminfo
@@ -108,12 +110,26 @@ hold_conns() {
 	return $rc
 }
 
+# slab_breakdown R CONFIG OLD NEW: the caches that grew by 32 bytes or
+# more per QP between two /proc/slabinfo copies, to "$csv.slabs" (which
+# objects a QP's figure is made of; merged caches show under one name).
+slab_breakdown() {
+	awk -v r="$1" -v c="$2" -v d=$((2 * (large - small))) '
+		FNR == 1 { f++ }
+		FNR <= 2 { next }
+		f == 1 { old[$1] = $3 * $4 }
+		f == 2 { g = ($3 * $4 - old[$1]) / d
+			 if (g >= 32) printf "%s,%s,%s,%d,%.2f\n", r, c, $1, $4, g }' \
+		"$3" "$4" | sort -t, -k5 -rn >> "$csv.slabs"
+}
+
 # qp_round R CONFIG: the per-QP (per-socket for tcp) figures of one round.
 qp_round() {
 	local r=$1 c=$2 a b p=$((21000 + port_seq))
 	port_seq=$((port_seq + 2))
-	if a=$(hold_conns "$c" "$small" $p) &&
-		b=$(hold_conns "$c" "$large" $((p + 1))); then
+	if a=$(slab_snap=/tmp/mem-slab.0 hold_conns "$c" "$small" $p) &&
+		b=$(slab_snap=/tmp/mem-slab.1 hold_conns "$c" "$large" $((p + 1))); then
+		slab_breakdown "$r" "$c" /tmp/mem-slab.0 /tmp/mem-slab.1
 		set -- $a $b
 		awk -v r="$r" -v c="$c" -v d=$((2 * (large - small))) \
 			-v s0="$1" -v u0="$2" -v v0="$3" -v s1="$4" -v u1="$5" -v v1="$6" \
@@ -188,6 +204,7 @@ PY
 	ulimit -n 4096
 	ulimit -l unlimited
 	echo "round,config,test,value,unit" > "$csv"
+	echo "round,config,cache,object_size,bytes_per_qp" > "$csv.slabs"
 	{
 		echo "# kernel $(uname -r)"
 		echo "# guest cpus $(nproc)"
