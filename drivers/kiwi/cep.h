@@ -55,6 +55,16 @@ struct kiwi_cm_dev {
 	atomic64_t conn_seq;		/* initiators' TCP connections made */
 };
 
+/*
+ * What only the MPA exchange needs: the frame being parsed and the one
+ * being sent.  Allocated apart so that an established connection's cep
+ * fits kmalloc-1k (bench-memory, per idle QP).
+ */
+struct kiwi_cep_hs {
+	struct kiwi_mpa_parser parser;
+	u8 buf[KIWI_CEP_BUF];
+};
+
 struct kiwi_cep {
 	struct kref ref;
 	struct mutex mutex;		/* everything below but the softirq part */
@@ -117,7 +127,6 @@ struct kiwi_cep {
 
 	struct kiwi_mpa_cfg cfg;
 	struct kiwi_mpa_result res;
-	struct kiwi_mpa_parser parser;
 	struct sockaddr_storage laddr;
 	struct sockaddr_storage raddr;
 	u16 pd_len;			/* initiator's private data */
@@ -126,7 +135,8 @@ struct kiwi_cep {
 	 * little, and the cep then fits kmalloc-2k
 	 */
 	u8 *pd;
-	u8 buf[KIWI_CEP_BUF];
+	/* the handshake's frames; freed once established (kiwi_cep_hs_free) */
+	struct kiwi_cep_hs *hs;
 };
 
 /* cm.c */
@@ -140,6 +150,7 @@ extern atomic64_t kiwi_cm_req_timeouts;
 
 struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev);
 void kiwi_cep_stop_timer(struct kiwi_cep *cep);
+void kiwi_cep_hs_free(struct kiwi_cep *cep);
 void kiwi_cep_finish(struct kiwi_cep *cep);
 void kiwi_cep_drop_conn(struct kiwi_cep *cep);
 void kiwi_cep_start_timer(struct kiwi_cep *cep);

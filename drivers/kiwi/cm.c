@@ -93,6 +93,7 @@ static void kiwi_cep_release(struct kref *ref)
 		wake_up_all(&cdev->empty);
 	spin_unlock_irqrestore(&cdev->lock, flags);
 	kfree(cep->pd);
+	kfree(cep->hs);
 	kfree(cep);
 	kiwi_obj_dec(KIWI_OBJ_CEP);
 }
@@ -117,6 +118,11 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 
 	if (!cep)
 		return NULL;
+	cep->hs = kmalloc(sizeof(*cep->hs), GFP_KERNEL);
+	if (!cep->hs) {
+		kfree(cep);
+		return NULL;
+	}
 	kref_init(&cep->ref);
 	mutex_init(&cep->mutex);
 	spin_lock_init(&cep->lock);
@@ -134,6 +140,18 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 	list_add_tail(&cep->dev_entry, &cdev->ceps);
 	spin_unlock_irq(&cdev->lock);
 	return cep;
+}
+
+/*
+ * Under cep->mutex, once established or listening: no MPA frame is sent
+ * or parsed any more (the handshake's callbacks are off the socket).
+ */
+void kiwi_cep_hs_free(struct kiwi_cep *cep)
+{
+	lockdep_assert_held(&cep->mutex);
+	WARN_ON_ONCE(cep->hs_cb);
+	kfree(cep->hs);
+	cep->hs = NULL;
 }
 
 /* Under cep->mutex: stop the timer of REQ_RCVD or CLOSING. */

@@ -116,9 +116,9 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_ORDER_WAITS_EXPIRED);
 	}
 	tcp_sock_set_nodelay(cep->sock->sk);
-	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->buf,
-			       sizeof(cep->buf));
-	rv = n < 0 ? n : kiwi_cep_send_now(cep, cep->buf, n);
+	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->hs->buf,
+			       sizeof(cep->hs->buf));
+	rv = n < 0 ? n : kiwi_cep_send_now(cep, cep->hs->buf, n);
 	if (!rv) {
 		cep->req_sent = true;
 		kiwi_cep_frame_sent(cep, kiwi_cep_qpn(cep));
@@ -128,8 +128,8 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 
 void kiwi_cep_conn_work(struct kiwi_cep *cep)
 {
-	struct kiwi_mpa_frame *f = &cep->parser.f;
 	struct kiwi_conn_params params = { .initiator = true };
+	struct kiwi_mpa_frame *f;
 	const u8 *pd = NULL;
 	u16 pd_len = 0;
 	enum kiwi_err err;
@@ -138,6 +138,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	mutex_lock(&cep->mutex);
 	if (cep->state != KIWI_CEP_CONNECTING)
 		goto out;
+	f = &cep->hs->parser.f;
 	if (cep->dead)
 		rv = -ECONNABORTED;
 	if (!rv && !cep->req_sent) {
@@ -201,6 +202,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		cep->state = KIWI_CEP_ESTABLISHED;
 		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
 				f->ulp_pd, f->ulp_pd_len);
+		kiwi_cep_hs_free(cep);	/* f with it */
 	}
 out:
 	mutex_unlock(&cep->mutex);

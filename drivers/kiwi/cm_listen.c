@@ -487,6 +487,9 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	lcep = kiwi_cep_alloc(cdev);
 	if (!lcep)
 		return -ENOMEM;
+	/* a listener exchanges no MPA frame; its children have their own */
+	kfree(lcep->hs);
+	lcep->hs = NULL;
 	lcep->backlog = backlog > 0 ? backlog : 1;
 	lcep->cm_id = id;	/* no reference: destroy_listen comes first */
 	WRITE_ONCE(lcep->ulp_id, id->context);

@@ -62,12 +62,12 @@ int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 /* ---- counters and trace events of the MPA exchange ---- */
 
 /*
- * Under cep->mutex: the frame in cep->buf went (a Request or a Reply),
+ * Under cep->mutex: the frame in cep->hs->buf went (a Request or a Reply),
  * for the QP numbered qpn (0: none yet).
  */
 void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
 {
-	const struct kiwi_mpa_rr *rr = (const struct kiwi_mpa_rr *)cep->buf;
+	const struct kiwi_mpa_rr *rr = (const struct kiwi_mpa_rr *)cep->hs->buf;
 	bool reply = !memcmp(rr->key, KIWI_MPA_KEY_REP, KIWI_MPA_KEY_LEN);
 	enum kiwi_stat s;
 
@@ -89,7 +89,7 @@ void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
 /* Under cep->mutex: the parser holds a whole, well-formed frame. */
 void kiwi_cep_frame_rcvd(struct kiwi_cep *cep)
 {
-	const struct kiwi_mpa_frame *f = &cep->parser.f;
+	const struct kiwi_mpa_frame *f = &cep->hs->parser.f;
 	enum kiwi_stat s;
 
 	if (!f->reply)
@@ -101,10 +101,10 @@ void kiwi_cep_frame_rcvd(struct kiwi_cep *cep)
 	kiwi_stat_inc(cep->cdev->kdev, s);
 	if (f->reply)
 		trace_kiwi_mpa_rep_rcvd(kiwi_cep_qpn(cep), &cep->laddr,
-					&cep->raddr, &cep->parser.rr, f->pd);
+					&cep->raddr, &cep->hs->parser.rr, f->pd);
 	else
 		trace_kiwi_mpa_req_rcvd(kiwi_cep_qpn(cep), &cep->laddr,
-					&cep->raddr, &cep->parser.rr, f->pd);
+					&cep->raddr, &cep->hs->parser.rr, f->pd);
 }
 
 /* ---- the handshake's frame, read by the socket's callbacks ---- */
@@ -148,7 +148,7 @@ static int kiwi_cep_hs_actor(read_descriptor_t *rd, struct sk_buff *skb,
 			rv = -EFAULT;
 			break;
 		}
-		rv = kiwi_mpa_parse(&cep->parser, chunk, n, &used);
+		rv = kiwi_mpa_parse(&cep->hs->parser, chunk, n, &used);
 		done += used;
 		if (!rv && used != n)
 			rv = -EPROTO;	/* cannot happen: parser contract */
@@ -212,7 +212,7 @@ void kiwi_cep_hs_attach(struct kiwi_cep *cep, bool reply)
 	struct sock *sk = cep->sock->sk;
 
 	lockdep_assert_held(&cep->mutex);
-	kiwi_mpa_parser_init(&cep->parser, reply);
+	kiwi_mpa_parser_init(&cep->hs->parser, reply);
 	cep->hs_status = KIWI_HS_READING;
 	write_lock_bh(&sk->sk_callback_lock);
 	cep->sk_data_ready = sk->sk_data_ready;
@@ -290,8 +290,8 @@ void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err)
 
 	kiwi_term_build(&h, err, NULL, 0, 1);
 	kiwi_tx_init(&tx, &tc);
-	n = kiwi_fpdu_build(&tx, &h, NULL, 0, cep->buf, sizeof(cep->buf));
-	if (n > 0 && !kiwi_cep_send_now(cep, cep->buf, n)) {
+	n = kiwi_fpdu_build(&tx, &h, NULL, 0, cep->hs->buf, sizeof(cep->hs->buf));
+	if (n > 0 && !kiwi_cep_send_now(cep, cep->hs->buf, n)) {
 		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_TX_FPDUS);
 		kiwi_stat_term(cep->cdev->kdev, true, h.term.layer);
 		trace_kiwi_term_sent(kiwi_cep_qpn(cep), &h.term);

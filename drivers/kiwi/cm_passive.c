@@ -17,9 +17,9 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 	int n;
 
 	if (reply) {
-		n = kiwi_mpa_rep_build(&cep->res, true, NULL, 0, cep->buf,
-				       sizeof(cep->buf));
-		if (n > 0 && !kiwi_cep_send_now(cep, cep->buf, n))
+		n = kiwi_mpa_rep_build(&cep->res, true, NULL, 0, cep->hs->buf,
+				       sizeof(cep->hs->buf));
+		if (n > 0 && !kiwi_cep_send_now(cep, cep->hs->buf, n))
 			kiwi_cep_frame_sent(cep, 0);
 	}
 	kiwi_cep_release_sock(cep, abort);
@@ -57,7 +57,7 @@ static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 void kiwi_cep_req_work(struct kiwi_cep *cep)
 {
 	struct kiwi_cep *lcep = cep->parent;
-	struct kiwi_mpa_frame *f = &cep->parser.f;
+	struct kiwi_mpa_frame *f;
 	enum kiwi_err err;
 	bool gone;
 	u8 rtr;
@@ -67,6 +67,7 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 	mutex_lock(&cep->mutex);
 	if (cep->state != KIWI_CEP_AWAIT_REQ)
 		goto out;
+	f = &cep->hs->parser.f;
 	gone = lcep->state != KIWI_CEP_LISTEN || cep->dead;
 	if (!gone && kiwi_cep_hs_status(cep) == KIWI_HS_COMPLETE &&
 	    list_first_entry(&lcep->children, struct kiwi_cep,
@@ -166,12 +167,12 @@ static int kiwi_accept_reply(struct kiwi_cep *cep, struct kiwi_qp *qp,
 	if (res.enhanced && res.ord > res.peer_ird)
 		res.ord = res.peer_ird;
 	n = kiwi_mpa_rep_build(&res, false, param->private_data,
-			       param->private_data_len, cep->buf,
-			       sizeof(cep->buf));
+			       param->private_data_len, cep->hs->buf,
+			       sizeof(cep->hs->buf));
 	if (n < 0)
 		return n;
 	cep->deadline = jiffies + kiwi_cm_timeout();
-	rv = kiwi_cep_send(cep, cep->buf, n);
+	rv = kiwi_cep_send(cep, cep->hs->buf, n);
 	if (rv)
 		return rv;
 	kiwi_cep_frame_sent(cep, qp->ibqp.qp_num);
@@ -222,6 +223,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	id->add_ref(id);
 	cep->state = KIWI_CEP_ESTABLISHED;
 	kiwi_cep_upcall(cep, id, IW_CM_EVENT_ESTABLISHED, 0, NULL, 0);
+	kiwi_cep_hs_free(cep);
 	goto out;
 
 fail:
@@ -246,10 +248,10 @@ int kiwi_iw_reject(struct iw_cm_id *id, const void *pdata, u8 pdata_len)
 	mutex_lock(&cep->mutex);
 	if (cep->state == KIWI_CEP_REQ_RCVD && cep->sock) {
 		n = kiwi_mpa_rep_build(&cep->res, true, pdata,
-				       pdata ? pdata_len : 0, cep->buf,
-				       sizeof(cep->buf));
+				       pdata ? pdata_len : 0, cep->hs->buf,
+				       sizeof(cep->hs->buf));
 		cep->deadline = jiffies + kiwi_cm_timeout();
-		rv = n < 0 ? n : kiwi_cep_send(cep, cep->buf, n);
+		rv = n < 0 ? n : kiwi_cep_send(cep, cep->hs->buf, n);
 		if (!rv)
 			kiwi_cep_frame_sent(cep, 0);
 		/* FIN after the Reply: the peer reads its reason first */

@@ -297,6 +297,12 @@ struct kiwi_tx_wr {
 };
 
 #define KIWI_TX_IOV	64
+/*
+ * The framing buffer starts at KIWI_TX_FBUF_MIN, where the kvecs bound a
+ * batch of bulk FPDUs before it does, and grows to KIWI_TX_FBUF once it
+ * bounds one instead: small inline messages, which it carries whole.
+ */
+#define KIWI_TX_FBUF_MIN	1024
 #define KIWI_TX_FBUF	2048
 #define KIWI_TX_WC	16
 #define KIWI_TX_MRS	32
@@ -328,7 +334,8 @@ struct kiwi_txs {
 	struct kiwi_tx_wr wr;
 	/* the batch handed to one kernel_sendmsg(), resumable */
 	struct kvec iov[KIWI_TX_IOV];
-	struct page *pg[KIWI_TX_IOV];	/* iov[i] is sent by reference */
+	/* iov[i] is sent by reference, its page kiwi_iov_page() */
+	DECLARE_BITMAP(zc, KIWI_TX_IOV);
 	/* iov[i] points into iov_mr[i] as mapped at generation iov_gen[i] */
 	struct kiwi_mr *iov_mr[KIWI_TX_IOV];
 	u32 iov_gen[KIWI_TX_IOV];
@@ -340,6 +347,8 @@ struct kiwi_txs {
 	u32 nfpdu;			/* its FPDUs, for the counters */
 	u64 payload;			/* and their ULP payload */
 	u32 flen;			/* framing bytes used in fbuf */
+	u32 fsize;			/* fbuf's size */
+	bool fgrow;			/* fbuf bounded a batch: grow it */
 	/* MRs whose memory the batch references, put once it is sent */
 	struct kiwi_mr *mrs[KIWI_TX_MRS];
 	u32 nmrs;
@@ -351,10 +360,17 @@ struct kiwi_txs {
 	bool ord_wait;			/* the next SQE waits for Reads */
 	struct kiwi_cur rr;		/* Read Response source */
 	/*
-	 * KIWI_TX_FBUF bytes, allocated apart: without them the struct fits
+	 * fsize bytes, allocated apart: without them the struct fits
 	 * kmalloc-4k instead of kmalloc-8k (bench-memory, per idle QP)
 	 */
 	u8 *fbuf;
+	/*
+	 * The receive side's parser and the Receive being filled (rx.c's,
+	 * through qp->rx and qp->rxs): allocated with the connection here
+	 * rather than in kiwi_qp, which then fits kmalloc-1k (bench-memory).
+	 */
+	struct kiwi_rx rx;
+	struct kiwi_rx_send rxs;
 };
 
 /* the remote rights a QP's access flags may grant (qp*.c, rx.c) */
@@ -444,8 +460,8 @@ struct kiwi_qp {
 	 * Receive side, touched only by sk_data_ready (rx.c) and rx_work,
 	 * which own the socket in turn.
 	 */
-	struct kiwi_rx rx;
-	struct kiwi_rx_send rxs;
+	struct kiwi_rx *rx;		/* in txs, from the first llp_start */
+	struct kiwi_rx_send *rxs;
 	struct kiwi_mr *rx_mr;		/* destination of the tagged FPDU */
 	u32 rx_gen;			/* rx_mr's generation when checked */
 	u64 rx_to;

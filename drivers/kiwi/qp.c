@@ -331,7 +331,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
 	struct nlattr *nest;
-	bool sq_next = false, rq_next = false;
+	bool sq_next = false, rq_next = false, rx_send;
 	struct kiwi_mpa_result mpa;
 	enum ib_qp_state state;
 	unsigned long flags;
@@ -351,6 +351,8 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	v[2] = qp->ord_head - qp->ord_tail;
 	v[3] = qp->ird_head - qp->ird_tail;
 	v[4] = 0;
+	/* txs (which holds rxs) is replaced under this lock */
+	rx_send = qp->rxs && READ_ONCE(qp->rxs->active);
 	if (qp->user && qp->sq.mem) {
 		struct kiwi_sq_ctrl *ctrl = kiwi_ring_ctrl(&qp->sq);
 
@@ -389,8 +391,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "tx_work_pending",
 				   work_pending(&qp->tx_work)) ||
 	    rdma_nl_put_driver_u32(msg, "rx_kind", READ_ONCE(qp->rx_kind)) ||
-	    rdma_nl_put_driver_u32(msg, "rx_send_active",
-				   READ_ONCE(qp->rxs.active)))
+	    rdma_nl_put_driver_u32(msg, "rx_send_active", rx_send))
 		goto cancel;
 
 	if (kiwi_fill_res_qp_engines(msg, qp))

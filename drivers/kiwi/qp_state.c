@@ -410,15 +410,16 @@ static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 	u8 rst = IB_WC_WR_FLUSH_ERR;
 	int i;
 
-	if (qp->rxs.active) {
-		kiwi_flush_wc(qp->rcq, qp, qp->rxs.rqe.id, KIWI_OP_RECEIVE,
+	/* no rxs: never connected */
+	if (qp->rxs && qp->rxs->active) {
+		kiwi_flush_wc(qp->rcq, qp, qp->rxs->rqe.id, KIWI_OP_RECEIVE,
 			      &rst);
 		for (i = 0; i < KIWI_MAX_SGE; i++) {
-			if (qp->rxs.mr[i])
-				kiwi_mr_put(qp->rxs.mr[i]);
-			qp->rxs.mr[i] = NULL;
+			if (qp->rxs->mr[i])
+				kiwi_mr_put(qp->rxs->mr[i]);
+			qp->rxs->mr[i] = NULL;
 		}
-		qp->rxs.active = false;
+		qp->rxs->active = false;
 	}
 	if (qp->rq.num)
 		kiwi_flush_rq(qp);
@@ -512,7 +513,8 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
 	if (!txs)
 		return NULL;
-	txs->fbuf = kmalloc(KIWI_TX_FBUF, GFP_KERNEL);
+	txs->fsize = KIWI_TX_FBUF_MIN;
+	txs->fbuf = kmalloc(txs->fsize, GFP_KERNEL);
 	if (!txs->fbuf) {
 		kfree(txs);
 		return NULL;
@@ -593,11 +595,12 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	qp->ord_tail = 0;
 	qp->ird_head = 0;
 	qp->ird_tail = 0;
-	memset(&qp->rxs, 0, sizeof(qp->rxs));
+	qp->rx = &txs->rx;
+	qp->rxs = &txs->rxs;
 	qp->rx_mr = NULL;
 	qp->rx_kind = 0;
 	qp->term_status = IB_WC_SUCCESS;
-	kiwi_rx_init(&qp->rx, &rc);
+	kiwi_rx_init(qp->rx, &rc);
 	qp->eflags = 0;
 	if (res->p2p && !params->initiator)
 		set_bit(KIWI_EF_HOLD, &qp->eflags);

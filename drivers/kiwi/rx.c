@@ -62,7 +62,7 @@ void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr)
 
 	set_bit(KIWI_EF_RX_DEAD, &qp->eflags);
 	if (with_hdr)
-		raw = kiwi_rx_raw_hdr(&qp->rx, &len);
+		raw = kiwi_rx_raw_hdr(qp->rx, &len);
 	pr_debug("kiwi: qp %u: %s\n", qp->ibqp.qp_num, d->name);
 	if (!test_and_set_bit(KIWI_EF_TERM_CLAIM, &qp->eflags)) {
 		if (d->term) {
@@ -108,7 +108,7 @@ static void kiwi_rx_wc(struct kiwi_qp *qp, u64 id, u32 bytes, u8 status,
 /* Take the next RQE or SRQE for a new Send message and validate it. */
 static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 {
-	struct kiwi_rx_send *rs = &qp->rxs;
+	struct kiwi_rx_send *rs = qp->rxs;
 	struct kiwi_rqe *slot;
 	unsigned long flags;
 	u64 total = 0;
@@ -345,17 +345,17 @@ static enum kiwi_err kiwi_rx_hdr_send(struct kiwi_qp *qp,
 	struct kiwi_mr *mr;
 	enum kiwi_err err;
 
-	if (!qp->rxs.active) {
+	if (!qp->rxs->active) {
 		err = kiwi_rx_take_rqe(qp);
 		if (err)
 			return err;
 	}
-	if (plen > qp->rxs.total - qp->rxs.placed) {
+	if (plen > qp->rxs->total - qp->rxs->placed) {
 		/* the RQE completes with its own error, then flush */
-		kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
+		kiwi_rx_wc(qp, qp->rxs->rqe.id, qp->rxs->placed,
 			   IB_WC_LOC_LEN_ERR, 0, 0);
-		kiwi_rx_put_sges(qp->rxs.mr);
-		qp->rxs.active = false;
+		kiwi_rx_put_sges(qp->rxs->mr);
+		qp->rxs->active = false;
 		return KIWI_ERR_DDP_U_TOOLONG;
 	}
 	/* a refused invalidation places nothing of the last segment */
@@ -363,10 +363,10 @@ static enum kiwi_err kiwi_rx_hdr_send(struct kiwi_qp *qp,
 			h->opcode == KIWI_RDMAP_SEND_SE_INV)) {
 		mr = kiwi_rx_inval_mr(qp, h->inval_stag, true);
 		if (!mr) {
-			kiwi_rx_wc(qp, qp->rxs.rqe.id, qp->rxs.placed,
+			kiwi_rx_wc(qp, qp->rxs->rqe.id, qp->rxs->placed,
 				   IB_WC_REM_INV_REQ_ERR, 0, 0);
-			kiwi_rx_put_sges(qp->rxs.mr);
-			qp->rxs.active = false;
+			kiwi_rx_put_sges(qp->rxs->mr);
+			qp->rxs->active = false;
 			return KIWI_ERR_RDMAP_INVALIDATE;
 		}
 		kiwi_mr_put(mr);
@@ -407,7 +407,7 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 /* copy, with the CRC in the same pass (kiwi_crc32c_copy()) */
 static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
 {
-	kiwi_rx_copy_data(&qp->rx, dst, src, n);
+	kiwi_rx_copy_data(qp->rx, dst, src, n);
 }
 
 /*
@@ -419,7 +419,7 @@ static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
 static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 				   u32 len)
 {
-	struct kiwi_rx_send *rs = &qp->rxs;
+	struct kiwi_rx_send *rs = qp->rxs;
 	u32 contig, n;
 	void *dst;
 
@@ -468,7 +468,7 @@ static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 		break;
 	default:
 		/* nothing to place; the CRC still covers it */
-		kiwi_rx_crc_data(&qp->rx, src, len);
+		kiwi_rx_crc_data(qp->rx, src, len);
 		break;
 	}
 	return KIWI_OK;
@@ -528,7 +528,7 @@ static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 
 static void kiwi_rx_send_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 {
-	struct kiwi_rx_send *rs = &qp->rxs;
+	struct kiwi_rx_send *rs = qp->rxs;
 	u8 flags = 0;
 	u32 inval = 0;
 	bool ok = true;
@@ -558,7 +558,7 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 /* The FPDU passed its CRC: complete what it finished. */
 static void kiwi_rx_done(struct kiwi_qp *qp)
 {
-	const struct kiwi_hdr *h = &qp->rx.hdr;
+	const struct kiwi_hdr *h = &qp->rx->hdr;
 	unsigned long flags;
 
 	kiwi_stat_inc(qp->kdev, KIWI_STAT_RX_FPDUS);
@@ -641,7 +641,7 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 	u32 off = 0, used;
 
 	while (off < len) {
-		used = kiwi_rx_feed(&qp->rx, buf + off, len - off, &ev);
+		used = kiwi_rx_feed(qp->rx, buf + off, len - off, &ev);
 		switch (ev.type) {
 		case KIWI_RX_HDR:
 			err = kiwi_rx_hdr(qp, ev.hdr, ev.payload_len);

@@ -116,6 +116,18 @@ void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
 
 /* ---- the batch ---- */
 
+/*
+ * The page of a kvec sent by reference, NULL if it is copied.  A bit
+ * rather than a page pointer per kvec (kiwi_zc_page() took the page from
+ * the address, and a kvec by reference stays within its page): 504 bytes
+ * less per connection.
+ */
+static struct page *kiwi_iov_page(const struct kiwi_txs *txs, u32 i)
+{
+	return test_bit(i, txs->zc) ? virt_to_page(txs->iov[i].iov_base) :
+		NULL;
+}
+
 /* n bytes at p, of mr as mapped at generation gen (mr NULL: not an MR's) */
 static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
 			 struct page *pg, struct kiwi_mr *mr, u32 gen)
@@ -123,15 +135,16 @@ static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
 	u32 last = txs->niov - 1;
 	struct kvec *v = txs->niov ? &txs->iov[last] : NULL;
 
-	if (v && txs->pg[last] == pg && txs->iov_mr[last] == mr &&
+	if (v && kiwi_iov_page(txs, last) == pg && txs->iov_mr[last] == mr &&
 	    txs->iov_gen[last] == gen && v->iov_base + v->iov_len == p) {
 		v->iov_len += n;
 	} else {
-		txs->pg[txs->niov] = pg;
 		txs->iov_mr[txs->niov] = mr;
 		txs->iov_gen[txs->niov] = gen;
-		if (pg)
+		if (pg) {
+			__set_bit(txs->niov, txs->zc);
 			txs->npg++;
+		}
 		v = &txs->iov[txs->niov++];
 		v->iov_base = p;
 		v->iov_len = n;
@@ -146,8 +159,11 @@ u32 kiwi_batch_room(struct kiwi_txs *txs)
 	u32 fneed = KIWI_TX_FRAME_MAX * (txs->fr.markers ? 12 : 2) +
 		KIWI_MAX_INLINE;
 
-	if (txs->niov + reserve >= KIWI_TX_IOV ||
-	    txs->flen + fneed > KIWI_TX_FBUF || txs->nwc == KIWI_TX_WC ||
+	if (txs->flen + fneed > txs->fsize) {
+		txs->fgrow = txs->fsize < KIWI_TX_FBUF;
+		return 0;
+	}
+	if (txs->niov + reserve >= KIWI_TX_IOV || txs->nwc == KIWI_TX_WC ||
 	    txs->nmrs + KIWI_MAX_SGE > KIWI_TX_MRS)
 		return 0;
 	return KIWI_TX_IOV - txs->niov - reserve;
@@ -285,7 +301,7 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 
 	lock_sock(sk);
 	while (i < txs->niov) {
-		struct page *pg = txs->pg[i];
+		struct page *pg = kiwi_iov_page(txs, i);
 		bool more;
 
 		len = txs->iov[i].iov_len;
@@ -299,9 +315,13 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 			if (rv > 0)
 				atomic64_add(rv, &kiwi_tx_zc_bytes);
 		} else {
-			while (j < txs->niov &&
-			       !(txs->pg[j] && sendpage_ok(txs->pg[j])))
+			while (j < txs->niov) {
+				struct page *next = kiwi_iov_page(txs, j);
+
+				if (next && sendpage_ok(next))
+					break;
 				len += txs->iov[j++].iov_len;
+			}
 			more = j < txs->niov;
 			msg.msg_flags = flags | (more ? MSG_MORE : 0);
 			iov_iter_kvec(&msg.msg_iter, WRITE, &txs->iov[i],
@@ -353,6 +373,24 @@ static bool kiwi_batch_stale(struct kiwi_txs *txs)
 		    !kiwi_mr_current(txs->iov_mr[i], txs->iov_gen[i]))
 			return true;
 	return false;
+}
+
+/*
+ * With the batch sent, nothing points into fbuf: grow it if it bounded
+ * a batch.  Without waiting (the engine may run for memory reclaim's
+ * writeback); if that fails, batches stay as small as they were.
+ */
+static void kiwi_fbuf_grow(struct kiwi_txs *txs)
+{
+	u8 *fb;
+
+	txs->fgrow = false;
+	fb = kmalloc(KIWI_TX_FBUF, GFP_NOWAIT | __GFP_NOWARN);
+	if (!fb)
+		return;
+	kfree(txs->fbuf);
+	txs->fbuf = fb;
+	txs->fsize = KIWI_TX_FBUF;
 }
 
 int kiwi_batch_push(struct kiwi_qp *qp)
@@ -414,6 +452,7 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 	}
 	txs->niov = 0;
 	txs->npg = 0;
+	bitmap_zero(txs->zc, KIWI_TX_IOV);
 	txs->iov_done = 0;
 	txs->bytes = 0;
 	txs->flen = 0;
@@ -427,6 +466,8 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 	for (i = 0; i < txs->nmrs; i++)
 		kiwi_mr_put(txs->mrs[i]);
 	txs->nmrs = 0;
+	if (unlikely(txs->fgrow))
+		kiwi_fbuf_grow(txs);
 	kiwi_batch_complete(qp);
 	return 0;
 }
@@ -463,6 +504,7 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 	txs->nmrs = 0;
 	txs->niov = 0;
 	txs->npg = 0;
+	bitmap_zero(txs->zc, KIWI_TX_IOV);
 	txs->iov_done = 0;
 	txs->bytes = 0;
 	txs->nfpdu = 0;
