@@ -513,7 +513,11 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
 	if (!txs)
 		return NULL;
-	txs->fsize = KIWI_TX_FBUF_MIN;
+	/*
+	 * Room for one FPDU's framing at least (kiwi_batch_room()): with
+	 * Markers, up to 12 pieces of framing, more than KIWI_TX_FBUF_MIN
+	 */
+	txs->fsize = res->markers_tx ? KIWI_TX_FBUF : KIWI_TX_FBUF_MIN;
 	txs->fbuf = kmalloc(txs->fsize, GFP_KERNEL);
 	if (!txs->fbuf) {
 		kfree(txs);

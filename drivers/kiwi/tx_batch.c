@@ -159,6 +159,9 @@ u32 kiwi_batch_room(struct kiwi_txs *txs)
 	u32 fneed = KIWI_TX_FRAME_MAX * (txs->fr.markers ? 12 : 2) +
 		KIWI_MAX_INLINE;
 
+	BUILD_BUG_ON(KIWI_TX_FRAME_MAX * 2 + KIWI_MAX_INLINE >
+		     KIWI_TX_FBUF_MIN);
+	BUILD_BUG_ON(KIWI_TX_FRAME_MAX * 12 + KIWI_MAX_INLINE > KIWI_TX_FBUF);
 	if (txs->flen + fneed > txs->fsize) {
 		txs->fgrow = txs->fsize < KIWI_TX_FBUF;
 		return 0;
