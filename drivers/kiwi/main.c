@@ -141,6 +141,39 @@ module_param_cb(crc_copy, &kiwi_param_crc_ops, NULL, 0644);
 MODULE_PARM_DESC(crc_copy,
 		 "CRC of copied payload: onepass or split (default: the faster at load)");
 
+/*
+ * Copies of 1 KiB and more fold their CRC in zmm registers (proto/crc.c)
+ * where the CPU has AVX-512 with VPCLMULQDQ and the kernel saves zmm
+ * state; N keeps them on the crc32 instruction (for comparisons).
+ */
+static int kiwi_param_v512_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+	int rv = kstrtobool(val, &on);
+
+	if (rv)
+		return rv;
+	if (on && !kiwi_cpu_v512_ok())
+		return -EOPNOTSUPP;
+	WRITE_ONCE(kiwi_crc_v512, on);
+	return 0;
+}
+
+static int kiwi_param_v512_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%c\n",
+			 READ_ONCE(kiwi_crc_v512) ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops kiwi_param_v512_ops = {
+	.set = kiwi_param_v512_set,
+	.get = kiwi_param_v512_get,
+};
+
+module_param_cb(crc_avx512, &kiwi_param_v512_ops, NULL, 0644);
+MODULE_PARM_DESC(crc_avx512,
+		 "CRC of copies from 1 KiB folded with AVX-512 VPCLMULQDQ (default: Y where the CPU has it)");
+
 #define KIWI_CRC_PROBE	4096
 
 /* the fastest of 16 runs of a 4 KiB copy with CRC, ns */
@@ -165,6 +198,7 @@ static void kiwi_crc_pick(void)
 	u64 one, split;
 	u8 *buf;
 
+	kiwi_crc_v512 = kiwi_cpu_v512_ok();
 	if (kiwi_crc_mode >= 0)
 		return;
 	if (!kiwi_cpu_has_crc32()) {
@@ -181,8 +215,9 @@ static void kiwi_crc_pick(void)
 	split = kiwi_crc_time(buf, buf + KIWI_CRC_PROBE, true);
 	kfree(buf);
 	kiwi_crc_soft = split < one;
-	pr_info("kiwi: CRC of copies: %s (4 KiB: one pass %llu ns, copy then crc32c() %llu ns)\n",
-		kiwi_crc_modes[kiwi_crc_soft], one, split);
+	pr_info("kiwi: CRC of copies: %s%s (4 KiB: one pass %llu ns, copy then crc32c() %llu ns)\n",
+		kiwi_crc_modes[kiwi_crc_soft],
+		kiwi_crc_v512 ? ", AVX-512 folding from 1 KiB" : "", one, split);
 }
 
 static atomic_t kiwi_objs[KIWI_OBJ_MAX];

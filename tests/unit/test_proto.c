@@ -288,7 +288,8 @@ static void test_crc(void)
 
 /*
  * The fused copy+CRC against the table CRC: random lengths (every block
- * length of crc.c's three-stream path and the single-stream tail),
+ * length of crc.c's six-stream path and the single-stream tail, the
+ * AVX-512 path's alignment head, chunks and 256-byte rest),
  * source and destination alignments, seeds and splits; the bytes around
  * the destination are left alone.  Both the one-pass path (where the CPU
  * has it) and the copy-then-crc32c() fallback.
@@ -298,14 +299,23 @@ static void test_crc_copy(void)
 	enum { CAP = 6 * (2048 * 5 + 680 + 224 + 96 + 32) + 200 };
 	static const u32 edge[] = { 0, 1, 7, 8, 9, 191, 192, 193, 767, 768,
 				    3071, 3072, 12287, 12288, 12289, 65536,
-				    CAP - 64 };
+				    CAP - 64,
+				    /* AVX-512: from 1 KiB, 7 KiB chunks */
+				    1023, 1024, 1087, 1279, 1280, 7167, 7168,
+				    7232, 7423, 14336, 14399, 21567 };
 	u8 *src = malloc(CAP + 64), *dst = malloc(CAP + 64);
-	int soft, i, bad, badcopy, badguard;
+	int mode, i, bad, badcopy, badguard;
 
 	for (i = 0; i < CAP + 64; i++)
 		src[i] = rnd(256);
-	for (soft = 0; soft < 2; soft++) {
-		kiwi_crc_soft = soft;
+	/* 0: crc32 instruction, 1: copy then crc32c(), 2: AVX-512 folding */
+	for (mode = 0; mode < 3; mode++) {
+		kiwi_crc_soft = mode == 1;
+		kiwi_crc_v512 = mode == 2;
+		if (mode == 2 && !(kiwi_cpu_has_crc32() && kiwi_cpu_v512_ok())) {
+			ok(1, "crc32c copy (AVX-512 folding) # SKIP the CPU has no AVX-512 VPCLMULQDQ");
+			continue;
+		}
 		bad = 0;
 		badcopy = 0;
 		badguard = 0;
@@ -335,11 +345,13 @@ static void test_crc_copy(void)
 		}
 		ok(!bad && !badcopy && !badguard,
 		   "crc32c copy (%s): CRC equals crc32c(), bytes copied, none beyond (%d, %d, %d bad of 2000)",
-		   soft ? "copy then crc32c" :
+		   mode == 1 ? "copy then crc32c" :
+		   mode == 2 ? "one pass, AVX-512 folding" :
 		   kiwi_cpu_has_crc32() ? "one pass, crc32 instruction" :
 		   "no crc32 instruction: fallback", bad, badcopy, badguard);
 	}
 	kiwi_crc_soft = false;
+	kiwi_crc_v512 = false;
 	free(src);
 	free(dst);
 }

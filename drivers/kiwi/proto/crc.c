@@ -19,6 +19,7 @@
 #include "kiwi_proto.h"
 
 bool kiwi_crc_soft;
+bool kiwi_crc_v512;
 
 #ifdef __x86_64__
 
@@ -401,6 +402,227 @@ static __always_inline u32 kiwi_crc_blocks(u32 crc, u8 **dp, const u8 **sp,
 	return crc;
 }
 
+/*
+ * Long spans where the CPU has AVX-512 with VPCLMULQDQ: the copy goes
+ * through zmm registers 256 bytes at a time, and the same registers are
+ * folded into four 512-bit accumulators by carry-less multiplication
+ * (two VPCLMULQDQ and one three-way XOR per 64 bytes, where the crc32
+ * instruction needs eight), then reduced to 16 bytes whose CRC, taken
+ * from zero with two crc32 instructions, is the span's: folding keeps a
+ * message's CRC while moving its leading bytes forward.  The starting
+ * state is XORed into the first four bytes (the CRC without inversion:
+ * crc(c, M) = crc(0, M ^ c)).
+ *
+ * Each pair below moves a 16-byte lane forward by D bytes: its low
+ * quadword is multiplied by x^(8D+32) mod P, its high one by
+ * x^(8D-32) mod P, both bit-reflected and shifted left by one, as
+ * tests/unit/gen_crc_shift.c computes them from the reference CRC.
+ */
+static const u64 kiwi_crc_k256[2] = { 0x0dcb17aa4, 0x0b9e02b86 };
+static const u64 kiwi_crc_k64[2] = { 0x0740eef02, 0x09e4addf8 };
+static const u64 kiwi_crc_k16[2] = { 0x0f20c0dfe, 0x14cd00bd6 };
+
+/* spans from this long on (a multiple of 256 of them) */
+#define KIWI_CRC_V512_MIN	1024
+
+/* one 64-byte accumulator folded forward over the next 64 data bytes */
+#define KIWI_FOLD(acc, data, tmp)					\
+	"vpclmulqdq $0x00, %%zmm10, %%" acc ", %%" tmp "\n\t"		\
+	"vpclmulqdq $0x11, %%zmm10, %%" acc ", %%" acc "\n\t"		\
+	"vpternlogq $0x96, %%" tmp ", %%" data ", %%" acc "\n\t"
+
+/* the same by 16 bytes, xmm0 over the next lane (taken out before) */
+#define KIWI_FOLD16(lane)						\
+	"vpclmulqdq $0x00, %%xmm10, %%xmm0, %%xmm8\n\t"		\
+	"vpclmulqdq $0x11, %%xmm10, %%xmm0, %%xmm0\n\t"		\
+	"vpternlogq $0x96, %%xmm8, %%" lane ", %%xmm0\n\t"
+
+/*
+ * The four accumulators into one, 64 bytes at a time, then its four
+ * lanes into one, 16 bytes at a time, into lo and hi.
+ */
+#define KIWI_REDUCE							\
+	"vbroadcasti32x4 %[k64], %%zmm10\n\t"				\
+	KIWI_FOLD("zmm0", "zmm1", "zmm8")				\
+	KIWI_FOLD("zmm0", "zmm2", "zmm8")				\
+	KIWI_FOLD("zmm0", "zmm3", "zmm8")				\
+	"vextracti32x4 $1, %%zmm0, %%xmm1\n\t"			\
+	"vextracti32x4 $2, %%zmm0, %%xmm2\n\t"			\
+	"vextracti32x4 $3, %%zmm0, %%xmm3\n\t"			\
+	"vmovdqu %[k16], %%xmm10\n\t"					\
+	KIWI_FOLD16("xmm1")						\
+	KIWI_FOLD16("xmm2")						\
+	KIWI_FOLD16("xmm3")						\
+	"vmovq %%xmm0, %[lo]\n\t"					\
+	"vpextrq $1, %%xmm0, %[hi]\n\t"				\
+	"vzeroupper"
+
+/*
+ * len: a multiple of 256, at least 256.  zmm0-zmm15 only (the kernel's
+ * compiler, built without SSE, neither uses nor knows vector registers),
+ * between kiwi_simd_begin() and kiwi_simd_end().
+ */
+static u32 kiwi_crc_copy_v512(u32 crc, u8 *d, const u8 *s, unsigned long len)
+{
+	u64 lo, hi;
+
+	asm volatile("vmovdqu64 0(%[s]), %%zmm0\n\t"
+		     "vmovdqu64 64(%[s]), %%zmm1\n\t"
+		     "vmovdqu64 128(%[s]), %%zmm2\n\t"
+		     "vmovdqu64 192(%[s]), %%zmm3\n\t"
+		     "vmovdqu64 %%zmm0, 0(%[d])\n\t"
+		     "vmovdqu64 %%zmm1, 64(%[d])\n\t"
+		     "vmovdqu64 %%zmm2, 128(%[d])\n\t"
+		     "vmovdqu64 %%zmm3, 192(%[d])\n\t"
+		     "vmovd %k[crc], %%xmm4\n\t"
+		     "vpxorq %%zmm4, %%zmm0, %%zmm0\n\t"
+		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
+		     "add $256, %[s]\n\t"
+		     "add $256, %[d]\n\t"
+		     "sub $256, %[len]\n\t"
+		     "jz 2f\n"
+		     "1:\n\t"
+		     "vmovdqu64 0(%[s]), %%zmm4\n\t"
+		     "vmovdqu64 64(%[s]), %%zmm5\n\t"
+		     "vmovdqu64 128(%[s]), %%zmm6\n\t"
+		     "vmovdqu64 192(%[s]), %%zmm7\n\t"
+		     "vmovdqu64 %%zmm4, 0(%[d])\n\t"
+		     "vmovdqu64 %%zmm5, 64(%[d])\n\t"
+		     "vmovdqu64 %%zmm6, 128(%[d])\n\t"
+		     "vmovdqu64 %%zmm7, 192(%[d])\n\t"
+		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
+		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
+		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
+		     KIWI_FOLD("zmm3", "zmm7", "zmm12")
+		     "add $256, %[s]\n\t"
+		     "add $256, %[d]\n\t"
+		     "sub $256, %[len]\n\t"
+		     "jnz 1b\n"
+		     "2:\n\t"
+		     KIWI_REDUCE
+		     : [s] "+r" (s), [d] "+r" (d), [len] "+r" (len),
+		       [lo] "=r" (lo), [hi] "=r" (hi)
+		     : [crc] "r" (crc), [k256] "m" (kiwi_crc_k256),
+		       [k64] "m" (kiwi_crc_k64), [k16] "m" (kiwi_crc_k16)
+		     : "memory", KIWI_ASM_CLOBBERS);
+	return (u32)kiwi_crc_q(kiwi_crc_q(0, lo), hi);
+}
+
+/*
+ * VPCLMULQDQ runs one per two cycles whatever its width, so folding alone
+ * stops at 16 bytes a cycle, as does the crc32 instruction (two a cycle);
+ * they use different units.  So long spans go in chunks of 16 KiB
+ * folded in zmm registers followed by 12 KiB run as six crc32 streams of
+ * 2 KiB, both advanced in the same loop (256 and 6 x 32 bytes a turn):
+ * the chunk's CRC is then that of its first part moved past the second
+ * (kiwi_crc_shift_clmul()) XOR the streams' joined CRC.
+ */
+#define KIWI_CRC_HL	512			/* a stream */
+#define KIWI_CRC_HV	(KIWI_CRC_HL / 32 * 256)	/* folded */
+#define KIWI_CRC_HS	(KIWI_CRC_WAYS * KIWI_CRC_HL)	/* streams */
+#define KIWI_CRC_HCHUNK	(KIWI_CRC_HV + KIWI_CRC_HS)
+/*
+ * x^(8n - 32) mod P, reflected, shifted left by one, for n = HL, HS and
+ * HCHUNK (kiwi_crc_shift_clmul(); tests/unit/gen_crc_shift.c)
+ */
+#define KIWI_CRC_KL	0xdd7e3b0cULL
+#define KIWI_CRC_KS	0x1307a0206ULL
+#define KIWI_CRC_KC	0x1accf58daULL
+#define KIWI_XSTR(x)	KIWI_STR(x)
+#define KIWI_STR(x)	#x
+
+/*
+ * The state c moved past n zero bytes, c * x^(8n) mod P: c times
+ * x^(8n - 32) mod P (reflected, shifted left by one: k) by carry-less
+ * multiplication, whose 64-bit product the crc32 instruction reduces.
+ * Between kiwi_simd_begin() and kiwi_simd_end().
+ */
+static inline u32 kiwi_crc_shift_clmul(u32 c, u64 k)
+{
+	u64 r;
+
+	asm("vmovq %1, %%xmm13\n\t"
+	    "vmovq %2, %%xmm14\n\t"
+	    "vpclmulqdq $0x00, %%xmm14, %%xmm13, %%xmm13\n\t"
+	    "vmovq %%xmm13, %0"
+	    : "=r" (r) : "r" ((u64)c), "r" (k) : KIWI_ASM_CLOBBERS);
+	return (u32)kiwi_crc_q(0, r);
+}
+
+/* one turn of the streams: 32 bytes of each copied and run */
+#define KIWI_HL_S	KIWI_XSTR(KIWI_CRC_HL)
+#define KIWI_STREAM(j)							\
+	"vmovdqu " #j "*" KIWI_HL_S "(%[ss]), %%ymm13\n\t"		\
+	"vmovdqu %%ymm13, " #j "*" KIWI_HL_S "(%[ds])\n\t"		\
+	"crc32q " #j "*" KIWI_HL_S "(%[ss]), %[c" #j "]\n\t"		\
+	"crc32q " #j "*" KIWI_HL_S "+8(%[ss]), %[c" #j "]\n\t"	\
+	"crc32q " #j "*" KIWI_HL_S "+16(%[ss]), %[c" #j "]\n\t"	\
+	"crc32q " #j "*" KIWI_HL_S "+24(%[ss]), %[c" #j "]\n\t"
+#define KIWI_STREAMS							\
+	KIWI_STREAM(0) KIWI_STREAM(1) KIWI_STREAM(2)			\
+	KIWI_STREAM(3) KIWI_STREAM(4) KIWI_STREAM(5)			\
+	"add $32, %[ss]\n\t"						\
+	"add $32, %[ds]\n\t"
+
+/*
+ * One chunk of KIWI_CRC_HCHUNK bytes, its CRC from zero (so that chunks
+ * do not wait on each other); between kiwi_simd_begin() and end.
+ */
+static u32 kiwi_crc_copy_hybrid(u8 *d, const u8 *s)
+{
+	const u8 *ss = s + KIWI_CRC_HV;
+	u8 *ds = d + KIWI_CRC_HV;
+	u64 c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;
+	unsigned long turns = KIWI_CRC_HV / 256 - 1;
+	u64 lo, hi;
+	u32 cs, cv;
+
+	asm volatile("vmovdqu64 0(%[s]), %%zmm0\n\t"
+		     "vmovdqu64 64(%[s]), %%zmm1\n\t"
+		     "vmovdqu64 128(%[s]), %%zmm2\n\t"
+		     "vmovdqu64 192(%[s]), %%zmm3\n\t"
+		     "vmovdqu64 %%zmm0, 0(%[d])\n\t"
+		     "vmovdqu64 %%zmm1, 64(%[d])\n\t"
+		     "vmovdqu64 %%zmm2, 128(%[d])\n\t"
+		     "vmovdqu64 %%zmm3, 192(%[d])\n\t"
+		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
+		     KIWI_STREAMS
+		     "1:\n\t"
+		     "add $256, %[s]\n\t"
+		     "add $256, %[d]\n\t"
+		     "vmovdqu64 0(%[s]), %%zmm4\n\t"
+		     "vmovdqu64 64(%[s]), %%zmm5\n\t"
+		     "vmovdqu64 128(%[s]), %%zmm6\n\t"
+		     "vmovdqu64 192(%[s]), %%zmm7\n\t"
+		     "vmovdqu64 %%zmm4, 0(%[d])\n\t"
+		     "vmovdqu64 %%zmm5, 64(%[d])\n\t"
+		     "vmovdqu64 %%zmm6, 128(%[d])\n\t"
+		     "vmovdqu64 %%zmm7, 192(%[d])\n\t"
+		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
+		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
+		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
+		     KIWI_FOLD("zmm3", "zmm7", "zmm12")
+		     KIWI_STREAMS
+		     "dec %[n]\n\t"
+		     "jnz 1b\n\t"
+		     KIWI_REDUCE
+		     : [s] "+r" (s), [d] "+r" (d), [ss] "+r" (ss), [ds] "+r" (ds),
+		       [n] "+r" (turns), [c0] "+r" (c0), [c1] "+r" (c1),
+		       [c2] "+r" (c2), [c3] "+r" (c3), [c4] "+r" (c4),
+		       [c5] "+r" (c5), [lo] "=&r" (lo), [hi] "=&r" (hi)
+		     : [k256] "m" (kiwi_crc_k256),
+		       [k64] "m" (kiwi_crc_k64), [k16] "m" (kiwi_crc_k16)
+		     : "memory", KIWI_ASM_CLOBBERS);
+	/* the streams joined (Horner, as kiwi_crc_blocks()) */
+	cs = kiwi_crc_shift_clmul((u32)c0, KIWI_CRC_KL) ^ (u32)c1;
+	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c2;
+	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c3;
+	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c4;
+	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c5;
+	cv = (u32)kiwi_crc_q(kiwi_crc_q(0, lo), hi);
+	return kiwi_crc_shift_clmul(cv, KIWI_CRC_KS) ^ cs;
+}
+
 static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 {
 	/*
@@ -414,6 +636,36 @@ static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 		d += head;
 		s += head;
 		len -= head;
+	}
+	if (len >= KIWI_CRC_V512_MIN && kiwi_crc_v512 && kiwi_simd_begin()) {
+		u32 n;
+
+		/*
+		 * zmm stores aligned (d is 8-aligned already): stores that
+		 * straddle cache lines cost a quarter of the speed
+		 */
+		head = -(unsigned long)d & 63;
+		len -= head;
+		for (; head; head -= 8, s += 8, d += 8) {
+			u64 v = kiwi_ld64(s);
+
+			kiwi_st64(d, v);
+			crc = (u32)kiwi_crc_q(crc, v);
+		}
+
+		for (; len >= KIWI_CRC_HCHUNK; len -= KIWI_CRC_HCHUNK) {
+			crc = kiwi_crc_shift_clmul(crc, KIWI_CRC_KC) ^
+				kiwi_crc_copy_hybrid(d, s);
+			d += KIWI_CRC_HCHUNK;
+			s += KIWI_CRC_HCHUNK;
+		}
+		n = len & ~255U;
+		if (n)
+			crc = kiwi_crc_copy_v512(crc, d, s, n);
+		kiwi_simd_end();
+		d += n;
+		s += n;
+		len -= n;
 	}
 	crc = kiwi_crc_blocks(crc, &d, &s, &len, 2048, 0);
 	crc = kiwi_crc_blocks(crc, &d, &s, &len, 680, 1);

@@ -23,6 +23,11 @@
  */
 u32 kiwi_crc32c_copy(u32 crc, void *dst, const void *src, u32 len);
 extern bool kiwi_crc_soft;
+/*
+ * Long copies fold the CRC in zmm registers (AVX-512 with VPCLMULQDQ);
+ * whoever sets it has checked the CPU (and, in the kernel, the OS).
+ */
+extern bool kiwi_crc_v512;
 
 enum kiwi_err {
 	KIWI_OK = 0,

@@ -19,8 +19,37 @@
 #include <asm/byteorder.h>
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
 /* SSE4.2: the crc32 instruction (general-purpose registers only) */
 #define kiwi_cpu_has_crc32()	boot_cpu_has(X86_FEATURE_XMM4_2)
+/*
+ * Vector registers in the kernel: only where they may be used now (not
+ * in a hard interrupt that came while the kernel used them), else false
+ * and the caller takes the general-purpose path.
+ */
+static inline bool kiwi_cpu_v512_ok(void)
+{
+	return boot_cpu_has(X86_FEATURE_AVX512F) &&
+	       boot_cpu_has(X86_FEATURE_AVX512VL) &&
+	       boot_cpu_has(X86_FEATURE_VPCLMULQDQ) &&
+	       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
+				 XFEATURE_MASK_AVX512, NULL);
+}
+
+static inline bool kiwi_simd_begin(void)
+{
+	if (!irq_fpu_usable())
+		return false;
+	kernel_fpu_begin();
+	return true;
+}
+
+#define kiwi_simd_end()		kernel_fpu_end()
+/*
+ * What proto/crc.c's vector code overwrites, to the compiler: of the
+ * vector registers, nothing in a kernel built without SSE (it uses none)
+ */
+#define KIWI_ASM_CLOBBERS	"cc"
 #endif
 
 #else /* user space */
@@ -67,13 +96,28 @@ u32 crc32c(u32 crc, const void *address, unsigned int length);
 
 #ifdef __x86_64__
 #define kiwi_cpu_has_crc32()	__builtin_cpu_supports("sse4.2")
+/* what kiwi_crc_v512 may be set to (the kernel also asks the OS) */
+#define kiwi_cpu_v512_ok()	(__builtin_cpu_supports("avx512f") &&	\
+				 __builtin_cpu_supports("avx512vl") &&	\
+				 __builtin_cpu_supports("vpclmulqdq"))
+#define kiwi_simd_begin()	true
+#define kiwi_simd_end()		do { } while (0)
+/* what proto/crc.c's vector code overwrites (zmm: their xmm names) */
+#define KIWI_ASM_CLOBBERS	"cc", "xmm0", "xmm1", "xmm2", "xmm3",	\
+				"xmm4", "xmm5", "xmm6", "xmm7", "xmm8",	\
+				"xmm9", "xmm10", "xmm11", "xmm12",	\
+				"xmm13", "xmm14", "xmm15"
 #endif
+
 
 #endif /* __KERNEL__ */
 
 /* elsewhere no CRC instruction is used (proto/crc.c) */
 #ifndef kiwi_cpu_has_crc32
 #define kiwi_cpu_has_crc32()	false
+#endif
+#ifndef __x86_64__
+#define kiwi_cpu_v512_ok()	false
 #endif
 
 #endif /* KIWI_SHIM_H */
