@@ -73,13 +73,6 @@ static int qp_make(struct rdma_cm_id *id)
 	return 0;
 }
 
-static void drop(struct rdma_cm_id *id)
-{
-	if (id->qp)
-		rdma_destroy_qp(id);
-	rdma_destroy_id(id);
-}
-
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -119,7 +112,7 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 				fprintf(stderr, "cm-cycle server: accept: %s\n",
 					strerror(errno));
 				rdma_reject(id, NULL, 0);
-				drop(id);
+				kiwi_cm_drop(id);
 				errors++;
 				break;
 			}
@@ -129,14 +122,14 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 			established++;
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
-			drop(id);
+			kiwi_cm_drop(id);
 			closed++;
 			break;
 		default:
 			fprintf(stderr, "cm-cycle server: %s (status %d)\n",
 				rdma_event_str(type), status);
 			if (id != lid) {
-				drop(id);
+				kiwi_cm_drop(id);
 				errors++;
 			}
 			break;
@@ -201,13 +194,13 @@ static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	    kiwi_cm_expect(ch, RDMA_CM_EVENT_DISCONNECTED, WAIT_MS, NULL))
 		goto fail;
 	lap(T_DISCONNECT);
-	drop(id);
+	kiwi_cm_drop(id);
 	lap(T_DESTROY);
 	return 0;
 fail:
 	fprintf(stderr, "cm-cycle client: %s failed (%s)\n", step,
 		strerror(errno));
-	drop(id);
+	kiwi_cm_drop(id);
 	return -1;
 }
 

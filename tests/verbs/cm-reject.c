@@ -236,11 +236,8 @@ static int order_client(struct addrinfo *ai, int n)
 	printf("%d connections rejected\n", n);
 	rv = 0;
 out:
-	for (i = 0; i < made + (made < n && id[made]); i++) {
-		if (id[i]->qp)
-			rdma_destroy_qp(id[i]);
-		rdma_destroy_id(id[i]);
-	}
+	for (i = 0; i < made + (made < n && id[made]); i++)
+		kiwi_cm_drop(id[i]);
 	if (cq)
 		ibv_destroy_cq(cq);
 	if (ibpd)
