@@ -300,7 +300,8 @@ struct kiwi_tx_wr {
 /*
  * The framing buffer starts at KIWI_TX_FBUF_MIN, where the kvecs bound a
  * batch of bulk FPDUs before it does, and grows to KIWI_TX_FBUF once it
- * bounds one instead: small inline messages, which it carries whole.
+ * bounds one instead: small inline messages, which it carries whole, or
+ * (by a few bytes) a full batch of MSS-sized Sends.
  */
 #define KIWI_TX_FBUF_MIN	1024
 #define KIWI_TX_FBUF	2048
