@@ -132,7 +132,7 @@ struct kiwi_cep {
 	u16 pd_len;			/* initiator's private data */
 	/*
 	 * pd_len bytes or NULL, allocated apart: most connections carry
-	 * little, and the cep then fits kmalloc-2k
+	 * little, and the cep then fits kmalloc-1k (with hs apart too)
 	 */
 	u8 *pd;
 	/* the handshake's frames; freed once established (kiwi_cep_hs_free) */
@@ -148,7 +148,7 @@ extern atomic64_t kiwi_cm_cap_listener;
 extern atomic64_t kiwi_cm_cap_source;
 extern atomic64_t kiwi_cm_req_timeouts;
 
-struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev);
+struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev, bool hs);
 void kiwi_cep_stop_timer(struct kiwi_cep *cep);
 void kiwi_cep_hs_free(struct kiwi_cep *cep);
 void kiwi_cep_finish(struct kiwi_cep *cep);

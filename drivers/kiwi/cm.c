@@ -112,16 +112,19 @@ static void kiwi_cep_hs_work(struct work_struct *work);
 static void kiwi_cep_event_work(struct work_struct *work);
 static void kiwi_cep_close_timeout(struct work_struct *work);
 
-struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
+/* hs: the cep exchanges MPA frames (not a listener) */
+struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev, bool hs)
 {
 	struct kiwi_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
 
 	if (!cep)
 		return NULL;
-	cep->hs = kmalloc(sizeof(*cep->hs), GFP_KERNEL);
-	if (!cep->hs) {
-		kfree(cep);
-		return NULL;
+	if (hs) {
+		cep->hs = kmalloc(sizeof(*cep->hs), GFP_KERNEL);
+		if (!cep->hs) {
+			kfree(cep);
+			return NULL;
+		}
 	}
 	kref_init(&cep->ref);
 	mutex_init(&cep->mutex);
@@ -143,7 +146,7 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev)
 }
 
 /*
- * Under cep->mutex, once established or listening: no MPA frame is sent
+ * Under cep->mutex, once established: no MPA frame is sent
  * or parsed any more (the handshake's callbacks are off the socket).
  */
 void kiwi_cep_hs_free(struct kiwi_cep *cep)

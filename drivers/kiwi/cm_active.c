@@ -290,7 +290,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		kiwi_qp_put(qp);
 		return -EINVAL;
 	}
-	cep = kiwi_cep_alloc(cdev);
+	cep = kiwi_cep_alloc(cdev, true);
 	if (!cep) {
 		kiwi_qp_put(qp);
 		return -ENOMEM;

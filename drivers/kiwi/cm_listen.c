@@ -123,7 +123,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	write_unlock_bh(&sk->sk_callback_lock);
 	tcp_sock_set_nodelay(sk);
 
-	cep = kiwi_cep_alloc(lcep->cdev);
+	cep = kiwi_cep_alloc(lcep->cdev, true);
 	if (!cep) {
 		sock_no_linger(sk);
 		sock_release(ns);
@@ -484,12 +484,10 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 		return -ENODEV;
 	if (!kiwi_family_ok(&id->m_local_addr))
 		return -EAFNOSUPPORT;
-	lcep = kiwi_cep_alloc(cdev);
+	/* a listener exchanges no MPA frame; its children do */
+	lcep = kiwi_cep_alloc(cdev, false);
 	if (!lcep)
 		return -ENOMEM;
-	/* a listener exchanges no MPA frame; its children have their own */
-	kfree(lcep->hs);
-	lcep->hs = NULL;
 	lcep->backlog = backlog > 0 ? backlog : 1;
 	lcep->cm_id = id;	/* no reference: destroy_listen comes first */
 	WRITE_ONCE(lcep->ulp_id, id->context);

@@ -443,7 +443,7 @@ struct kiwi_qp {
 	 * ORD: Reads we sent, oldest at ord_tail (under lock).  The rings
 	 * are allocated at llp_start for the depths the connection settled
 	 * (a power of two, mask + 1 entries), not for KIWI_MAX_ORD/IRD: the
-	 * QP then fits kmalloc-2k (bench-memory, per idle QP).
+	 * QP then fits kmalloc-1k (bench-memory, per idle QP).
 	 */
 	struct kiwi_ord_ent *ordq;
 	u32 ord_mask;

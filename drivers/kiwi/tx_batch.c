@@ -379,6 +379,28 @@ static bool kiwi_batch_stale(struct kiwi_txs *txs)
 }
 
 /*
+ * The batch is sent or dropped: its MRs are released and it is empty
+ * again (its completions are the caller's).
+ */
+static void kiwi_batch_clear(struct kiwi_txs *txs)
+{
+	u32 i;
+
+	for (i = 0; i < txs->nmrs; i++)
+		kiwi_mr_put(txs->mrs[i]);
+	txs->nmrs = 0;
+	txs->niov = 0;
+	txs->npg = 0;
+	bitmap_zero(txs->zc, KIWI_TX_IOV);
+	txs->iov_done = 0;
+	txs->bytes = 0;
+	txs->nfpdu = 0;
+	txs->payload = 0;
+	txs->flen = 0;
+	txs->stale = false;
+}
+
+/*
  * With the batch sent, nothing points into fbuf: grow it if it bounded
  * a batch.  Without waiting (the engine may run for memory reclaim's
  * writeback); if that fails, batches stay as small as they were.
@@ -402,7 +424,6 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 	struct sock *sk = qp->sock->sk;
 	struct msghdr msg = {};
 	int rv, retry = 4;
-	u32 i;
 
 	lockdep_assert_held(&qp->tx_mutex);
 	while (txs->iov_done < txs->niov) {
@@ -453,22 +474,11 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 		if (!retry--)
 			return KIWI_TX_YIELD;
 	}
-	txs->niov = 0;
-	txs->npg = 0;
-	bitmap_zero(txs->zc, KIWI_TX_IOV);
-	txs->iov_done = 0;
-	txs->bytes = 0;
-	txs->flen = 0;
-	txs->stale = false;
 	/* counted as sent once TCP has all of the batch */
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
-	txs->nfpdu = 0;
-	txs->payload = 0;
 	/* TCP has copied the data or holds its own page references */
-	for (i = 0; i < txs->nmrs; i++)
-		kiwi_mr_put(txs->mrs[i]);
-	txs->nmrs = 0;
+	kiwi_batch_clear(txs);
 	if (unlikely(txs->fgrow))
 		kiwi_fbuf_grow(txs);
 	kiwi_batch_complete(qp);
@@ -502,16 +512,5 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 		kiwi_cq_push(qp->scq, wc);
 	}
 	txs->nwc = 0;
-	for (i = 0; i < txs->nmrs; i++)
-		kiwi_mr_put(txs->mrs[i]);
-	txs->nmrs = 0;
-	txs->niov = 0;
-	txs->npg = 0;
-	bitmap_zero(txs->zc, KIWI_TX_IOV);
-	txs->iov_done = 0;
-	txs->bytes = 0;
-	txs->nfpdu = 0;
-	txs->payload = 0;
-	txs->flen = 0;
-	txs->stale = false;
+	kiwi_batch_clear(txs);
 }
