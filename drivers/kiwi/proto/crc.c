@@ -437,6 +437,17 @@ static const u64 kiwi_crc_k16[2] = { 0x0f20c0dfe, 0x14cd00bd6 };
 	"vpclmulqdq $0x11, %%xmm10, %%xmm0, %%xmm0\n\t"		\
 	"vpternlogq $0x96, %%xmm8, %%" lane ", %%xmm0\n\t"
 
+/* 256 bytes from s to d through four zmm registers */
+#define KIWI_COPY256(a, b, c, e)					\
+	"vmovdqu64 0(%[s]), %%zmm" a "\n\t"				\
+	"vmovdqu64 64(%[s]), %%zmm" b "\n\t"				\
+	"vmovdqu64 128(%[s]), %%zmm" c "\n\t"			\
+	"vmovdqu64 192(%[s]), %%zmm" e "\n\t"			\
+	"vmovdqu64 %%zmm" a ", 0(%[d])\n\t"				\
+	"vmovdqu64 %%zmm" b ", 64(%[d])\n\t"				\
+	"vmovdqu64 %%zmm" c ", 128(%[d])\n\t"			\
+	"vmovdqu64 %%zmm" e ", 192(%[d])\n\t"
+
 /*
  * The four accumulators into one, 64 bytes at a time, then its four
  * lanes into one, 16 bytes at a time, into lo and hi.
@@ -466,14 +477,7 @@ static u32 kiwi_crc_copy_v512(u32 crc, u8 *d, const u8 *s, unsigned long len)
 {
 	u64 lo, hi;
 
-	asm volatile("vmovdqu64 0(%[s]), %%zmm0\n\t"
-		     "vmovdqu64 64(%[s]), %%zmm1\n\t"
-		     "vmovdqu64 128(%[s]), %%zmm2\n\t"
-		     "vmovdqu64 192(%[s]), %%zmm3\n\t"
-		     "vmovdqu64 %%zmm0, 0(%[d])\n\t"
-		     "vmovdqu64 %%zmm1, 64(%[d])\n\t"
-		     "vmovdqu64 %%zmm2, 128(%[d])\n\t"
-		     "vmovdqu64 %%zmm3, 192(%[d])\n\t"
+	asm volatile(KIWI_COPY256("0", "1", "2", "3")
 		     "vmovd %k[crc], %%xmm4\n\t"
 		     "vpxorq %%zmm4, %%zmm0, %%zmm0\n\t"
 		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
@@ -482,14 +486,7 @@ static u32 kiwi_crc_copy_v512(u32 crc, u8 *d, const u8 *s, unsigned long len)
 		     "sub $256, %[len]\n\t"
 		     "jz 2f\n"
 		     "1:\n\t"
-		     "vmovdqu64 0(%[s]), %%zmm4\n\t"
-		     "vmovdqu64 64(%[s]), %%zmm5\n\t"
-		     "vmovdqu64 128(%[s]), %%zmm6\n\t"
-		     "vmovdqu64 192(%[s]), %%zmm7\n\t"
-		     "vmovdqu64 %%zmm4, 0(%[d])\n\t"
-		     "vmovdqu64 %%zmm5, 64(%[d])\n\t"
-		     "vmovdqu64 %%zmm6, 128(%[d])\n\t"
-		     "vmovdqu64 %%zmm7, 192(%[d])\n\t"
+		     KIWI_COPY256("4", "5", "6", "7")
 		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
 		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
 		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
@@ -577,27 +574,13 @@ static u32 kiwi_crc_copy_hybrid(u8 *d, const u8 *s)
 	u64 lo, hi;
 	u32 cs, cv;
 
-	asm volatile("vmovdqu64 0(%[s]), %%zmm0\n\t"
-		     "vmovdqu64 64(%[s]), %%zmm1\n\t"
-		     "vmovdqu64 128(%[s]), %%zmm2\n\t"
-		     "vmovdqu64 192(%[s]), %%zmm3\n\t"
-		     "vmovdqu64 %%zmm0, 0(%[d])\n\t"
-		     "vmovdqu64 %%zmm1, 64(%[d])\n\t"
-		     "vmovdqu64 %%zmm2, 128(%[d])\n\t"
-		     "vmovdqu64 %%zmm3, 192(%[d])\n\t"
+	asm volatile(KIWI_COPY256("0", "1", "2", "3")
 		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
 		     KIWI_STREAMS
 		     "1:\n\t"
 		     "add $256, %[s]\n\t"
 		     "add $256, %[d]\n\t"
-		     "vmovdqu64 0(%[s]), %%zmm4\n\t"
-		     "vmovdqu64 64(%[s]), %%zmm5\n\t"
-		     "vmovdqu64 128(%[s]), %%zmm6\n\t"
-		     "vmovdqu64 192(%[s]), %%zmm7\n\t"
-		     "vmovdqu64 %%zmm4, 0(%[d])\n\t"
-		     "vmovdqu64 %%zmm5, 64(%[d])\n\t"
-		     "vmovdqu64 %%zmm6, 128(%[d])\n\t"
-		     "vmovdqu64 %%zmm7, 192(%[d])\n\t"
+		     KIWI_COPY256("4", "5", "6", "7")
 		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
 		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
 		     KIWI_FOLD("zmm2", "zmm6", "zmm11")

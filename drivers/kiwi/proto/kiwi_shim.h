@@ -22,11 +22,7 @@
 #include <asm/fpu/api.h>
 /* SSE4.2: the crc32 instruction (general-purpose registers only) */
 #define kiwi_cpu_has_crc32()	boot_cpu_has(X86_FEATURE_XMM4_2)
-/*
- * Vector registers in the kernel: only where they may be used now (not
- * in a hard interrupt that came while the kernel used them), else false
- * and the caller takes the general-purpose path.
- */
+/* AVX-512 F and VL with VPCLMULQDQ, and the OS saving zmm state */
 static inline bool kiwi_cpu_v512_ok(void)
 {
 	return boot_cpu_has(X86_FEATURE_AVX512F) &&
@@ -36,6 +32,11 @@ static inline bool kiwi_cpu_v512_ok(void)
 				 XFEATURE_MASK_AVX512, NULL);
 }
 
+/*
+ * Vector registers in the kernel: only where they may be used now (not
+ * in a hard interrupt that came while the kernel used them), else false
+ * and the caller takes the general-purpose path.
+ */
 static inline bool kiwi_simd_begin(void)
 {
 	if (!irq_fpu_usable())
@@ -108,7 +109,6 @@ u32 crc32c(u32 crc, const void *address, unsigned int length);
 				"xmm9", "xmm10", "xmm11", "xmm12",	\
 				"xmm13", "xmm14", "xmm15"
 #endif
-
 
 #endif /* __KERNEL__ */
 
