@@ -40,7 +40,8 @@ crcs=off
 [ "${KIWI_FULL:-0}" = 1 ] && crcs="off required"
 for crc in $crcs; do
 	tap_check "mpa_crc=$crc on both devices" set_crc $crc
-	tap_program "crc $crc" 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1
+	KIWI_FP_SHAPE_DEV=veth0 \
+		tap_program "crc $crc" 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1
 done
 
 cleanup
