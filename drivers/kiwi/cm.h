@@ -26,6 +26,7 @@ enum kiwi_cm_knob {
 	KIWI_POL_P2P,		/* mpa_p2p: 0 or 1 */
 	KIWI_POL_RTR,		/* mpa_rtr: one KIWI_RTR_* bit */
 	KIWI_POL_MARKERS,	/* mpa_markers: 0 or 1 */
+	KIWI_POL_FPDU,		/* mpa_fpdu_max: bytes, 0 = one MSS */
 	KIWI_TCP_USER_TIMEOUT,	/* tcp_user_timeout_ms: TCP_USER_TIMEOUT */
 	KIWI_TCP_KEEPALIVE,	/* tcp_keepalive_s: idle time, 0 = off */
 	KIWI_KNOB_MAX

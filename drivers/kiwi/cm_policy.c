@@ -57,6 +57,7 @@ static const struct kiwi_knob {
 	[KIWI_POL_P2P] = { .names = kiwi_pol_bool },
 	[KIWI_POL_RTR] = { .names = kiwi_pol_rtr },
 	[KIWI_POL_MARKERS] = { .names = kiwi_pol_bool },
+	[KIWI_POL_FPDU] = { .max = 65535 },
 	[KIWI_TCP_USER_TIMEOUT] = { .max = KIWI_TIMEOUT_MAX_MS },
 	[KIWI_TCP_KEEPALIVE] = { .max = MAX_TCP_KEEPIDLE },
 };
@@ -68,6 +69,13 @@ static struct kiwi_cm_knobs kiwi_knob_default = {
 		[KIWI_POL_P2P] = 1,
 		[KIWI_POL_RTR] = KIWI_RTR_WRITE,
 		[KIWI_POL_MARKERS] = 0,
+		/*
+		 * FPDUs up to 64 KiB where the peer offers them too (kiwi,
+		 * or siw, whose Reply echoes the Request's flags; hardware
+		 * RNICs build their own flags and never offer it): chosen
+		 * by measurement (Documentation/benchmarks.md).
+		 */
+		[KIWI_POL_FPDU] = 65535,
 		/*
 		 * Dead peer or path: unacknowledged data for 30 s, or an idle
 		 * connection whose keepalive probes (after 30 s, then three
@@ -281,6 +289,7 @@ void kiwi_cep_cfg(struct kiwi_cep *cep, u16 ird, u16 ord)
 	/* peer-to-peer mode is an extension of revision 2 */
 	c->p2p = READ_ONCE(p->v[KIWI_POL_P2P]) && c->rev == 2;
 	c->rtr = READ_ONCE(p->v[KIWI_POL_RTR]);
+	c->fpdu_max = READ_ONCE(p->v[KIWI_POL_FPDU]);
 	c->ird = ird;
 	c->ord = ord;
 }

@@ -379,6 +379,7 @@ static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX] = {
 	[KIWI_POL_P2P] = KIWI_KNOB_ATTR(mpa_p2p),
 	[KIWI_POL_RTR] = KIWI_KNOB_ATTR(mpa_rtr),
 	[KIWI_POL_MARKERS] = KIWI_KNOB_ATTR(mpa_markers),
+	[KIWI_POL_FPDU] = KIWI_KNOB_ATTR(mpa_fpdu_max),
 	[KIWI_TCP_USER_TIMEOUT] = KIWI_KNOB_ATTR(tcp_user_timeout_ms),
 	[KIWI_TCP_KEEPALIVE] = KIWI_KNOB_ATTR(tcp_keepalive_s),
 };
@@ -439,6 +440,7 @@ static struct attribute *kiwi_dev_attrs[] = {
 	&kiwi_knob_attrs[KIWI_POL_P2P].attr,
 	&kiwi_knob_attrs[KIWI_POL_RTR].attr,
 	&kiwi_knob_attrs[KIWI_POL_MARKERS].attr,
+	&kiwi_knob_attrs[KIWI_POL_FPDU].attr,
 	&kiwi_knob_attrs[KIWI_TCP_USER_TIMEOUT].attr,
 	&kiwi_knob_attrs[KIWI_TCP_KEEPALIVE].attr,
 	&dev_attr_port_map.attr,

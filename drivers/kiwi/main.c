@@ -26,7 +26,8 @@
  */
 static enum kiwi_cm_knob kiwi_param_knobs[KIWI_KNOB_MAX] = {
 	KIWI_POL_CRC, KIWI_POL_REV, KIWI_POL_P2P, KIWI_POL_RTR,
-	KIWI_POL_MARKERS, KIWI_TCP_USER_TIMEOUT, KIWI_TCP_KEEPALIVE,
+	KIWI_POL_MARKERS, KIWI_POL_FPDU, KIWI_TCP_USER_TIMEOUT,
+	KIWI_TCP_KEEPALIVE,
 };
 
 static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
@@ -60,6 +61,10 @@ MODULE_PARM_DESC(mpa_rtr, "RTR message: send, write or read (default write)");
 module_param_cb(mpa_markers, &kiwi_param_knob_ops,
 		&kiwi_param_knobs[KIWI_POL_MARKERS], 0644);
 MODULE_PARM_DESC(mpa_markers, "ask the peer for MPA Markers: 0 or 1 (default 0)");
+module_param_cb(mpa_fpdu_max, &kiwi_param_knob_ops,
+		&kiwi_param_knobs[KIWI_POL_FPDU], 0644);
+MODULE_PARM_DESC(mpa_fpdu_max,
+		 "offer FPDUs longer than one MSS, up to this many bytes, to peers that offer them too; 0: one MSS (default 65535)");
 module_param_cb(tcp_user_timeout_ms, &kiwi_param_knob_ops,
 		&kiwi_param_knobs[KIWI_TCP_USER_TIMEOUT], 0644);
 MODULE_PARM_DESC(tcp_user_timeout_ms,

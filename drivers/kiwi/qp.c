@@ -380,6 +380,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mpa.markers_tx) ||
 	    rdma_nl_put_driver_u32(msg, "mpa_p2p", mpa.p2p) ||
 	    rdma_nl_put_driver_u32(msg, "mpa_rtr", mpa.rtr) ||
+	    rdma_nl_put_driver_u32(msg, "mpa_fpdu_max", mpa.fpdu_max) ||
 	    rdma_nl_put_driver_u64_hex(msg, "eflags", READ_ONCE(qp->eflags)) ||
 	    rdma_nl_put_driver_u32(msg, "sq_cons", v[0]) ||
 	    rdma_nl_put_driver_u32(msg, "sq_next_posted", sq_next) ||

@@ -531,6 +531,12 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	kiwi_tx_init(&txs->fr, &tc);
 	for (i = 0; i < KIWI_QN_MAX; i++)
 		txs->msn[i] = 1;
+	/*
+	 * Both ends offered FPDUs beyond the MSS (mpa_fpdu_max): fewer
+	 * headers to frame and parse, and fewer, larger pieces for TCP.
+	 */
+	if (res->fpdu_max > mss)
+		mss = res->fpdu_max;
 	txs->max_ulpdu = kiwi_mpa_mulpdu(mss, res->markers_tx);
 	/* a tiny MSS: larger FPDUs only cost TCP segmentation */
 	if (txs->max_ulpdu < 512)

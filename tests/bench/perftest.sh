@@ -21,6 +21,8 @@
 #             softirq): the A/B of the receive deferral, bandwidth only
 #   kiwi-deferN  kiwi with rx_defer=N, for choosing the default (only
 #             through KIWI_BENCH_CONFIGS; not in the report's tables)
+#   kiwi-fpduN  kiwi with mpa_fpdu_max=N on both devices (FPDUs of up
+#             to N bytes; 0: one MSS), the same way
 # Per configuration: ib_write_bw, ib_send_bw, ib_read_bw at the bandwidth
 # sizes, ib_write_bw -q 8 (write_bw_q8: eight QPs) at 64 KiB and 1 MiB,
 # and ib_write_lat at the latency sizes (perftest -R, rdma_cm, -n
@@ -149,11 +151,12 @@ links_del() {
 
 # links_add CONFIG: kb0 on veth0 and kb1 on veth1 (from inside the netns).
 links_add() {
-	local prov crc= type d defer=
+	local prov crc= type d defer= fpdu=
 	case $1 in
 	kiwi) prov=kiwi crc=off ;;
 	kiwi-inline) prov=kiwi crc=off defer=0 ;;
 	kiwi-defer[0-9]*) prov=kiwi crc=off defer=${1#kiwi-defer} ;;
+	kiwi-fpdu[0-9]*) prov=kiwi crc=off fpdu=${1#kiwi-fpdu} ;;
 	kiwi-crc) prov=kiwi crc=required ;;
 	siw) prov=siw ;;
 	siw-crc) prov=siwcrc ;;
@@ -174,6 +177,10 @@ links_add() {
 		if [ -n "$crc" ]; then
 			echo $crc > /sys/class/infiniband/$d/mpa_crc || return 1
 			[ "$(cat /sys/class/infiniband/$d/mpa_crc)" = $crc ] || return 1
+		fi
+		if [ -n "$fpdu" ]; then
+			echo "$fpdu" > /sys/class/infiniband/$d/mpa_fpdu_max ||
+				return 1
 		fi
 		nvmf_wait 10 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state ||
 			return 1
@@ -276,7 +283,7 @@ rdma_config() {
 	done
 	# the deferral's A/B: bandwidth only, latency stays inline anyway
 	case $c in
-	kiwi-inline|kiwi-defer*) ;;
+	kiwi-inline|kiwi-defer*|kiwi-fpdu*) ;;
 	*)
 		for s in $lat_sizes; do
 			record "$r" "$c" write_lat "$s" usec \

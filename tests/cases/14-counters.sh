@@ -25,7 +25,10 @@
 #     timeout (connect_timeout_ms lowered to 1.5 s for it)
 #   rping -V of 65000 B with rx_defer=1 (every arrival placed by rx_work):
 #     rx_deferred moves on both ends, bytes conserved; with rx_defer=0 it
-#     does not move
+#     does not move.  The same two runs check the FPDU size: longer than
+#     one MSS both ways with mpa_fpdu_max at its default on both devices,
+#     at most one MSS both ways once the initiator's is 0 (the two must
+#     agree)
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwictr
@@ -299,7 +302,7 @@ res_live() {
 res_qp_fields() {
 	has $tmp/res 'state RTS' 'ord [0-9]+' 'ird [0-9]+' 'ord_max [1-9]' \
 		'ird_max [1-9]' 'mpa_rev 2' 'mpa_crc 1' 'mpa_p2p 1' \
-		'mpa_rtr [1-9]' 'tx_batch_unsent [0-9]+' \
+		'mpa_rtr [1-9]' 'mpa_fpdu_max 65535' 'tx_batch_unsent [0-9]+' \
 		'sk_wmem_queued [0-9]+'
 }
 
@@ -454,6 +457,23 @@ rping_deltas() {
 	expect_deltas kc1 $tmp/s$a $tmp/s$b mpa_req_rcvd=1 mpa_rep_sent=1 \
 		$some "$@"
 }
+# fpdu_sizes A B gt|le: payload bytes per FPDU that each end sent between
+# snaps A and B, against one MSS of this veth (1448): above it (FPDUs
+# longer than an MSS went out) or at most it
+fpdu_sizes() {
+	local a=$1 b=$2 cmp=$3 f n by bad=0
+	for f in c s; do
+		n=$(delta tx_fpdus $tmp/$f$a $tmp/$f$b)
+		by=$(delta tx_bytes $tmp/$f$a $tmp/$f$b)
+		echo "$f: $by payload bytes in $n FPDUs"
+		[ "$n" -gt 0 ] || { bad=1; continue; }
+		case $cmp in
+		gt) [ $((by / n)) -gt 1448 ] || bad=1 ;;
+		*) [ $((by / n)) -le 1448 ] || bad=1 ;;
+		esac
+	done
+	return $bad
+}
 old_defer=$(cat /sys/module/kiwi/parameters/rx_defer)
 echo 1 > /sys/module/kiwi/parameters/rx_defer
 tap_check "rx_defer=1: rping -V 65000 B x 5 kc0 -> kc1, placed by rx_work" \
@@ -463,11 +483,17 @@ tap_check "rx_defer=1: rx_deferred moved on both ends" \
 	rping_deltas 6 7 rx_deferred=1-100000
 tap_check "rx_defer=1: FPDUs and bytes one end sent are what the other received" \
 	conserved $tmp/c6 $tmp/c7 $tmp/s6 $tmp/s7
+tap_check "mpa_fpdu_max=65535 (the default) on both: FPDUs longer than one MSS both ways" \
+	fpdu_sizes 6 7 gt
+echo 0 > /sys/class/infiniband/kc0/mpa_fpdu_max
 echo 0 > /sys/module/kiwi/parameters/rx_defer
 tap_check "rx_defer=0: rping -V 65000 B x 5 kc0 -> kc1, all in the softirq" \
 	rping_pair 5 65000
 snaps 8
 tap_check "rx_defer=0: rx_deferred still on both ends" rping_deltas 7 8
+tap_check "mpa_fpdu_max=0 on the initiator only: FPDUs of at most one MSS both ways" \
+	fpdu_sizes 7 8 le
+echo 65535 > /sys/class/infiniband/kc0/mpa_fpdu_max
 echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
 old_defer=
 elapsed "rx_defer"

@@ -35,7 +35,9 @@ perf_bw="ib_write_bw ib_read_bw ib_send_bw"
 perf_lat="ib_write_lat ib_read_lat ib_send_lat"
 
 # plan CLIENT SERVER CRC: the checks of one pairing, one per line:
-# "rping SIZE COUNT", "perf TOOL ITERS OPTIONS...", "rdma_sc", "devinfo".
+# "rping SIZE COUNT", "perf TOOL ITERS OPTIONS...", "rdma_sc", "devinfo",
+# "fpdu_long" (a kiwi client against siw: its FPDUs were longer than an
+# MSS, siw's Reply having echoed the offer of mpa_fpdu_max).
 plan() {
 	local c=$1 s=$2 crc=$3 t size
 	if [ -n "${KIWI_APPS_CHECKS:-}" ]; then
@@ -56,6 +58,7 @@ plan() {
 			echo "perf $t 5 -a"
 		done
 		echo rdma_sc
+		[ "$c:$s" != kiwi:siw ] || echo fpdu_long
 		return
 	fi
 	case $c:$s:$crc in
@@ -78,10 +81,13 @@ plan() {
 	kiwi:siw:off)
 		echo devinfo
 		echo "rping 1000 10"
+		echo "rping 65535 5"
+		echo fpdu_long
 		echo "perf ib_read_bw 20 -q 4 -b"
 		;;
 	kiwi:siw:on)
 		echo "rping 65535 5"
+		echo fpdu_long
 		;;
 	siw:kiwi:off)
 		echo "rping 4096 10"
@@ -123,6 +129,8 @@ run_check() {
 		;;
 	rdma_sc) tap_check "$label: rdma_server/rdma_client" \
 		apps_rdma_server_client ;;
+	fpdu_long) tap_check "$label: the kiwi client sent FPDUs longer than one MSS (siw's Reply echoed the offer)" \
+		apps_fpdu_long ;;
 	devinfo)
 		local d
 		for d in $APPS_CLI_DEV $APPS_SRV_DEV; do

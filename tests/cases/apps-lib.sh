@@ -156,6 +156,20 @@ apps_pair() {
 	[ -z "$why" ]
 }
 
+# apps_fpdu_long: the client's device (kiwi, in this namespace) sent more
+# payload bytes per FPDU than one MSS of the veth (1448) since it was
+# created: mpa_fpdu_max took effect with its peer
+apps_fpdu_long() {
+	local by n
+	read -r by n < <(rdma statistic show link "$APPS_CLI_DEV/1" |
+		awk '{ for (i = 1; i < NF; i++) {
+			if ($i == "tx_bytes") b = $(i + 1)
+			if ($i == "tx_fpdus") f = $(i + 1) } }
+		     END { print b + 0, f + 0 }')
+	echo "$APPS_CLI_DEV: $by payload bytes in $n FPDUs"
+	[ "$n" -gt 0 ] && [ $((by / n)) -gt 1448 ]
+}
+
 # apps_rping SIZE COUNT: rping -V, the client comparing every buffer it
 # reads back from the server (Send, RDMA Read, RDMA Write per ping).
 apps_rping() {

@@ -1507,6 +1507,37 @@ static void test_mpa_negotiation(void)
 			   mi, mr, mr ? "on" : "off", mi ? "on" : "off");
 		}
 
+	/* FPDUs beyond the MSS: only where both offer G */
+	for (mi = 0; mi < 2; mi++)
+		for (mr = 0; mr < 2; mr++) {
+			struct side a = { .cfg = { .rev = 2,
+						   .fpdu_max = mi * 65535 } };
+			struct side b = { .cfg = { .rev = 2,
+						   .fpdu_max = mr * 16384 } };
+			int both = mi && mr;
+
+			mpa_run(&a, &b, &rej);
+			ok(!a.err && !b.err &&
+			   a.res.fpdu_max == (both ? 65535 : 0) &&
+			   b.res.fpdu_max == (both ? 16384 : 0),
+			   "large FPDUs offered by initiator %d, responder %d: %s",
+			   mi, mr, both ? "each sends up to its own size" :
+			   "both send one MSS");
+		}
+	{
+		/* G on the wire, and nowhere in a reject */
+		struct kiwi_mpa_cfg c = { .rev = 1, .fpdu_max = 9000 };
+		struct kiwi_mpa_result rr = { .rev = 1, .fpdu_max = 9000 };
+		u8 f[64];
+		int n = kiwi_mpa_req_build(&c, NULL, 0, f, sizeof(f));
+
+		ok(n == 20 && f[16] == 0x08 && f[17] == 1,
+		   "a Request offering large FPDUs carries 0x0800 in its flags");
+		n = kiwi_mpa_rep_build(&rr, true, NULL, 0, f, sizeof(f));
+		ok(n == 20 && f[16] == 0x20 && f[17] == 1,
+		   "a rejecting Reply does not offer large FPDUs");
+	}
+
 	/* revisions */
 	for (i = 1; i <= 2; i++)
 		for (r = 1; r <= 2; r++) {

@@ -385,6 +385,8 @@ struct kiwi_mpa_cfg {
 	u8 rtr;		/* KIWI_RTR_* this side can send or receive */
 	u16 ird;
 	u16 ord;
+	/* nonzero: offer G, and send FPDUs up to this size if the peer does */
+	u16 fpdu_max;
 };
 
 struct kiwi_mpa_frame {
@@ -394,6 +396,7 @@ struct kiwi_mpa_frame {
 	bool c;
 	bool r;
 	bool h;
+	bool g;		/* FPDUs longer than one MSS accepted */
 	bool v2;	/* IRD/ORD word present (rev 2 with H) */
 	bool p2p;
 	u8 rtr;		/* KIWI_RTR_* bits */
@@ -434,6 +437,7 @@ struct kiwi_mpa_result {
 	u16 ord;
 	u16 peer_ird;
 	u16 peer_ord;
+	u16 fpdu_max;		/* both offered G: our cfg's, else 0 */
 };
 
 /* ULP private data an MPA frame can carry under cfg */

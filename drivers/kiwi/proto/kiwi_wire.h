@@ -24,6 +24,11 @@
 #define KIWI_MPA_C		0x4000	/* sender wants CRC */
 #define KIWI_MPA_R		0x2000	/* reject (Reply only) */
 #define KIWI_MPA_H		0x1000	/* enhanced setup (RFC 6581) */
+/*
+ * A reserved bit (RFC 5044: sent as 0, ignored): siw's experimental
+ * "GSO" flag, saying the sender takes FPDUs longer than one MSS
+ */
+#define KIWI_MPA_G		0x0800
 #define KIWI_MPA_REV_MASK	0x00ff
 
 struct kiwi_mpa_rr {

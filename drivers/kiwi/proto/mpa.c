@@ -35,6 +35,7 @@ static int kiwi_mpa_got_rr(struct kiwi_mpa_parser *p)
 	f->c = bits & KIWI_MPA_C;
 	f->r = bits & KIWI_MPA_R;
 	f->h = bits & KIWI_MPA_H;
+	f->g = bits & KIWI_MPA_G;
 	f->pd_len = be16_to_cpu(p->rr.pd_len);
 	if (f->pd_len > KIWI_MPA_PD_MAX)
 		return kiwi_mpa_fail(p, KIWI_ERR_MPA_PDLEN);
@@ -184,6 +185,8 @@ int kiwi_mpa_req_build(const struct kiwi_mpa_cfg *cfg, const void *pd,
 		bits |= KIWI_MPA_M;
 	if (cfg->crc != KIWI_MPA_CRC_OFF)
 		bits |= KIWI_MPA_C;
+	if (cfg->fpdu_max)
+		bits |= KIWI_MPA_G;
 	if (v2) {
 		bits |= KIWI_MPA_H;
 		kiwi_mpa_v2_words(cfg->p2p, cfg->rtr & KIWI_RTR_ALL, cfg->ird,
@@ -207,6 +210,9 @@ int kiwi_mpa_rep_build(const struct kiwi_mpa_result *res, bool reject,
 		bits |= KIWI_MPA_C;
 	if (reject)
 		bits |= KIWI_MPA_R;
+	/* only where the Request offered it too, as siw's Reply does */
+	if (res->fpdu_max && !reject)
+		bits |= KIWI_MPA_G;
 	if (res->enhanced) {
 		bits |= KIWI_MPA_H;
 		kiwi_mpa_v2_words(res->p2p, res->rtr, res->ird, res->ord,
@@ -237,6 +243,7 @@ enum kiwi_err kiwi_mpa_accept(const struct kiwi_mpa_cfg *cfg,
 	res->markers_tx = req->m;
 	res->ird = cfg->ird;
 	res->ord = cfg->ord;
+	res->fpdu_max = req->g ? cfg->fpdu_max : 0;
 	if (req->reply)
 		return KIWI_ERR_MPA_KEY;
 	/* the Reply of a reject still says which revision we speak */
@@ -274,6 +281,7 @@ enum kiwi_err kiwi_mpa_connect(const struct kiwi_mpa_cfg *cfg,
 	res->markers_tx = rep->m;
 	res->ird = cfg->ird;
 	res->ord = cfg->ord;
+	res->fpdu_max = rep->g ? cfg->fpdu_max : 0;
 	if (!rep->reply)
 		return KIWI_ERR_MPA_KEY;
 	if (rep->r)
