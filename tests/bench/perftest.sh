@@ -23,6 +23,8 @@
 #             through KIWI_BENCH_CONFIGS; not in the report's tables)
 #   kiwi-fpduN  kiwi with mpa_fpdu_max=N on both devices (FPDUs of up
 #             to N bytes; 0: one MSS), the same way
+#   NAME-rps  any of these with receive packet steering over all vCPUs
+#             on both veths (rps_cpus), the same way
 # Per configuration: ib_write_bw, ib_send_bw, ib_read_bw at the bandwidth
 # sizes, ib_write_bw -q 8 (write_bw_q8: eight QPs) at 64 KiB and 1 MiB,
 # and ib_write_lat at the latency sizes (perftest -R, rdma_cm, -n
@@ -261,7 +263,7 @@ record() {
 
 rdma_config() {
 	local r=$1 c=$2 s t
-	if ! links_add "$c" > /tmp/pb-setup.log 2>&1; then
+	if ! links_add "${c%-rps}" > /tmp/pb-setup.log 2>&1; then
 		echo "perftest.sh: round $r $c: link setup failed:" >&2
 		sed 's/^/  /' /tmp/pb-setup.log >&2
 		links_del > /dev/null 2>&1
@@ -282,7 +284,7 @@ rdma_config() {
 			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4 -q 8
 	done
 	# the deferral's A/B: bandwidth only, latency stays inline anyway
-	case $c in
+	case ${c%-rps} in
 	kiwi-inline|kiwi-defer*|kiwi-fpdu*) ;;
 	*)
 		for s in $lat_sizes; do
@@ -329,11 +331,12 @@ sockperf_run() {
 	val=$(awk '/percentile 50\.000 =/ { print $NF; exit }' /tmp/pb-sockperf.log)
 }
 
+# tcp_config ROUND [NAME]: iperf3 and sockperf, recorded as NAME (tcp)
 tcp_config() {
-	local r=$1 s srv
+	local r=$1 n=${2:-tcp} s srv
 	for s in $write_sizes; do
-		record "$r" tcp tcp_bw "$s" MiB/s iperf3_run "$s"
-		record "$r" tcp tcp_bw_1cpu "$s" MiB/s iperf3_run "$s" 0
+		record "$r" "$n" tcp_bw "$s" MiB/s iperf3_run "$s"
+		record "$r" "$n" tcp_bw_1cpu "$s" MiB/s iperf3_run "$s" 0
 	done
 	ip netns exec $ns sockperf sr --tcp -i $srv_ip \
 		-p 11111 -m 65536 \
@@ -341,13 +344,21 @@ tcp_config() {
 	srv=$!
 	if wait_listening 11111; then
 		for s in $lat_sizes; do
-			record "$r" tcp tcp_lat "$s" usec sockperf_run "$s"
+			record "$r" "$n" tcp_lat "$s" usec sockperf_run "$s"
 		done
 	else
 		cat /tmp/pb-sockperf-srv.log >&2
 	fi
 	kill $srv 2>/dev/null
 	wait $srv 2>/dev/null
+}
+
+# rps_set MASK: receive packet steering on both veths' receive queues
+# (0: off, the default).  With it, what arrives on a veth is queued to
+# the CPU its flow hashes to instead of the sending CPU's backlog.
+rps_set() {
+	echo "$1" > /sys/class/net/veth0/queues/rx-0/rps_cpus &&
+	ip netns exec $ns sh -c "echo $1 > /sys/class/net/veth1/queues/rx-0/rps_cpus"
 }
 
 guest_main() {
@@ -377,11 +388,15 @@ guest_main() {
 	for r in $(seq 1 "$runs"); do
 		for c in $(bench_order "$r" $configs); do
 			t0=$SECONDS
-			if [ "$c" = tcp ]; then
-				tcp_config "$r"
+			case $c in
+			*-rps) rps_set "$(printf '%x' $(((1 << $(nproc)) - 1)))" ;;
+			esac
+			if [ "${c%-rps}" = tcp ]; then
+				tcp_config "$r" "$c"
 			else
 				rdma_config "$r" "$c"
 			fi
+			rps_set 0
 			echo "perftest.sh: round $r $c done in $((SECONDS - t0)) s," \
 				"$(grep -c "^$r,$c,.*,fail," "$csv") failed," \
 				"$(grep -c "^$r,$c,.*,clock," "$csv") perftest clock failures;" \
