@@ -18,9 +18,8 @@
 /* kiwi_crc32c_copy_hw()'s block lengths, in its order */
 static const u32 lens[] = { 2048, 680, 224, 96, 32 };
 
-/* the AVX-512 path's fold distances and state shifts (HL, HS, HCHUNK) */
+/* the AVX-512 path's fold distances */
 static const u32 folds[] = { 256, 64, 16 };
-static const u32 shifts[] = { 512, 3072, 7168 };
 
 /* x^(8n) mod P as a reflected state: x^0 (bit 31) after n zero bytes */
 static u32 xpow(const u8 *zero, u32 n)
@@ -60,16 +59,12 @@ int main(void)
 	printf("};\n");
 	/*
 	 * Folding a 16-byte lane forward by D bytes: low quadword times
-	 * x^(8D+32), high one times x^(8D-32); moving a state past n bytes
-	 * (a product then reduced by crc32q): times x^(8n-32).
+	 * x^(8D+32), high one times x^(8D-32).
 	 */
 	for (i = 0; i < sizeof(folds) / sizeof(folds[0]); i++)
 		printf("fold by %5u: { 0x%09llx, 0x%09llx }\n", folds[i],
 		       (unsigned long long)xpow(zero, folds[i] + 4) << 1,
 		       (unsigned long long)xpow(zero, folds[i] - 4) << 1);
-	for (i = 0; i < sizeof(shifts) / sizeof(shifts[0]); i++)
-		printf("shift by %5u: 0x%09llx\n", shifts[i],
-		       (unsigned long long)xpow(zero, shifts[i] - 4) << 1);
 	free(zero);
 	return 0;
 }

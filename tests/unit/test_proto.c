@@ -289,7 +289,7 @@ static void test_crc(void)
 /*
  * The fused copy+CRC against the table CRC: random lengths (every block
  * length of crc.c's six-stream path and the single-stream tail, the
- * AVX-512 path's alignment head, chunks and 256-byte rest),
+ * AVX-512 path's alignment head, 256-byte turns and rest),
  * source and destination alignments, seeds and splits; the bytes around
  * the destination are left alone.  Both the one-pass path (where the CPU
  * has it) and the copy-then-crc32c() fallback.
@@ -300,7 +300,7 @@ static void test_crc_copy(void)
 	static const u32 edge[] = { 0, 1, 7, 8, 9, 191, 192, 193, 767, 768,
 				    3071, 3072, 12287, 12288, 12289, 65536,
 				    CAP - 64,
-				    /* AVX-512: from 1 KiB, 7 KiB chunks */
+				    /* AVX-512: from 1 KiB, 256-byte turns */
 				    1023, 1024, 1087, 1279, 1280, 7167, 7168,
 				    7232, 7423, 14336, 14399, 21567 };
 	u8 *src = malloc(CAP + 64), *dst = malloc(CAP + 64);

@@ -411,7 +411,9 @@ static __always_inline u32 kiwi_crc_blocks(u32 crc, u8 **dp, const u8 **sp,
  * from zero with two crc32 instructions, is the span's: folding keeps a
  * message's CRC while moving its leading bytes forward.  The starting
  * state is XORed into the first four bytes (the CRC without inversion:
- * crc(c, M) = crc(0, M ^ c)).
+ * crc(c, M) = crc(0, M ^ c)).  Folding alone: running six crc32 streams
+ * beside it in the same loop measured slower (0.44-0.46 x memcpy against
+ * 0.47-0.48 on Zen 5, and down to 0.38 in some runs; benchmarks.md).
  *
  * Each pair below moves a 16-byte lane forward by D bytes: its low
  * quadword is multiplied by x^(8D+32) mod P, its high one by
@@ -505,107 +507,6 @@ static u32 kiwi_crc_copy_v512(u32 crc, u8 *d, const u8 *s, unsigned long len)
 	return (u32)kiwi_crc_q(kiwi_crc_q(0, lo), hi);
 }
 
-/*
- * VPCLMULQDQ runs one per two cycles whatever its width, so folding alone
- * stops at 16 bytes a cycle, as does the crc32 instruction (two a cycle);
- * they use different units.  So long spans go in chunks of 16 KiB
- * folded in zmm registers followed by 12 KiB run as six crc32 streams of
- * 2 KiB, both advanced in the same loop (256 and 6 x 32 bytes a turn):
- * the chunk's CRC is then that of its first part moved past the second
- * (kiwi_crc_shift_clmul()) XOR the streams' joined CRC.
- */
-#define KIWI_CRC_HL	512			/* a stream */
-#define KIWI_CRC_HV	(KIWI_CRC_HL / 32 * 256)	/* folded */
-#define KIWI_CRC_HS	(KIWI_CRC_WAYS * KIWI_CRC_HL)	/* streams */
-#define KIWI_CRC_HCHUNK	(KIWI_CRC_HV + KIWI_CRC_HS)
-/*
- * x^(8n - 32) mod P, reflected, shifted left by one, for n = HL, HS and
- * HCHUNK (kiwi_crc_shift_clmul(); tests/unit/gen_crc_shift.c)
- */
-#define KIWI_CRC_KL	0xdd7e3b0cULL
-#define KIWI_CRC_KS	0x1307a0206ULL
-#define KIWI_CRC_KC	0x1accf58daULL
-#define KIWI_XSTR(x)	KIWI_STR(x)
-#define KIWI_STR(x)	#x
-
-/*
- * The state c moved past n zero bytes, c * x^(8n) mod P: c times
- * x^(8n - 32) mod P (reflected, shifted left by one: k) by carry-less
- * multiplication, whose 64-bit product the crc32 instruction reduces.
- * Between kiwi_simd_begin() and kiwi_simd_end().
- */
-static inline u32 kiwi_crc_shift_clmul(u32 c, u64 k)
-{
-	u64 r;
-
-	asm("vmovq %1, %%xmm13\n\t"
-	    "vmovq %2, %%xmm14\n\t"
-	    "vpclmulqdq $0x00, %%xmm14, %%xmm13, %%xmm13\n\t"
-	    "vmovq %%xmm13, %0"
-	    : "=r" (r) : "r" ((u64)c), "r" (k) : KIWI_ASM_CLOBBERS);
-	return (u32)kiwi_crc_q(0, r);
-}
-
-/* one turn of the streams: 32 bytes of each copied and run */
-#define KIWI_HL_S	KIWI_XSTR(KIWI_CRC_HL)
-#define KIWI_STREAM(j)							\
-	"vmovdqu " #j "*" KIWI_HL_S "(%[ss]), %%ymm13\n\t"		\
-	"vmovdqu %%ymm13, " #j "*" KIWI_HL_S "(%[ds])\n\t"		\
-	"crc32q " #j "*" KIWI_HL_S "(%[ss]), %[c" #j "]\n\t"		\
-	"crc32q " #j "*" KIWI_HL_S "+8(%[ss]), %[c" #j "]\n\t"	\
-	"crc32q " #j "*" KIWI_HL_S "+16(%[ss]), %[c" #j "]\n\t"	\
-	"crc32q " #j "*" KIWI_HL_S "+24(%[ss]), %[c" #j "]\n\t"
-#define KIWI_STREAMS							\
-	KIWI_STREAM(0) KIWI_STREAM(1) KIWI_STREAM(2)			\
-	KIWI_STREAM(3) KIWI_STREAM(4) KIWI_STREAM(5)			\
-	"add $32, %[ss]\n\t"						\
-	"add $32, %[ds]\n\t"
-
-/*
- * One chunk of KIWI_CRC_HCHUNK bytes, its CRC from zero (so that chunks
- * do not wait on each other); between kiwi_simd_begin() and end.
- */
-static u32 kiwi_crc_copy_hybrid(u8 *d, const u8 *s)
-{
-	const u8 *ss = s + KIWI_CRC_HV;
-	u8 *ds = d + KIWI_CRC_HV;
-	u64 c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0;
-	unsigned long turns = KIWI_CRC_HV / 256 - 1;
-	u64 lo, hi;
-	u32 cs, cv;
-
-	asm volatile(KIWI_COPY256("0", "1", "2", "3")
-		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
-		     KIWI_STREAMS
-		     "1:\n\t"
-		     "add $256, %[s]\n\t"
-		     "add $256, %[d]\n\t"
-		     KIWI_COPY256("4", "5", "6", "7")
-		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
-		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
-		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
-		     KIWI_FOLD("zmm3", "zmm7", "zmm12")
-		     KIWI_STREAMS
-		     "dec %[n]\n\t"
-		     "jnz 1b\n\t"
-		     KIWI_REDUCE
-		     : [s] "+r" (s), [d] "+r" (d), [ss] "+r" (ss), [ds] "+r" (ds),
-		       [n] "+r" (turns), [c0] "+r" (c0), [c1] "+r" (c1),
-		       [c2] "+r" (c2), [c3] "+r" (c3), [c4] "+r" (c4),
-		       [c5] "+r" (c5), [lo] "=&r" (lo), [hi] "=&r" (hi)
-		     : [k256] "m" (kiwi_crc_k256),
-		       [k64] "m" (kiwi_crc_k64), [k16] "m" (kiwi_crc_k16)
-		     : "memory", KIWI_ASM_CLOBBERS);
-	/* the streams joined (Horner, as kiwi_crc_blocks()) */
-	cs = kiwi_crc_shift_clmul((u32)c0, KIWI_CRC_KL) ^ (u32)c1;
-	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c2;
-	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c3;
-	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c4;
-	cs = kiwi_crc_shift_clmul(cs, KIWI_CRC_KL) ^ (u32)c5;
-	cv = (u32)kiwi_crc_q(kiwi_crc_q(0, lo), hi);
-	return kiwi_crc_shift_clmul(cv, KIWI_CRC_KS) ^ cs;
-}
-
 static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 {
 	/*
@@ -636,12 +537,6 @@ static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 			crc = (u32)kiwi_crc_q(crc, v);
 		}
 
-		for (; len >= KIWI_CRC_HCHUNK; len -= KIWI_CRC_HCHUNK) {
-			crc = kiwi_crc_shift_clmul(crc, KIWI_CRC_KC) ^
-				kiwi_crc_copy_hybrid(d, s);
-			d += KIWI_CRC_HCHUNK;
-			s += KIWI_CRC_HCHUNK;
-		}
 		n = len & ~255U;
 		if (n)
 			crc = kiwi_crc_copy_v512(crc, d, s, n);
