@@ -487,6 +487,27 @@ static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote,
 	}
 }
 
+static int kiwi_rx_cpu(void);
+
+/*
+ * The Responses to a bulk Read Request (rx_defer bytes or more) that came
+ * in a softirq are sent by the engine on another CPU, as bulk placement
+ * is: where the softirq runs inside the requester's sendmsg() (a veth),
+ * copying the Responses there would put both TCP stacks and the copy on
+ * the requester's CPU.
+ */
+static void kiwi_rx_kick_rresp(struct kiwi_qp *qp, u32 len)
+{
+	unsigned int limit = READ_ONCE(kiwi_rx_defer);
+
+	if (limit && len >= limit && !in_task() && num_online_cpus() > 1) {
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_RRESP_DEFERRED);
+		kiwi_tx_kick_on(qp, kiwi_rx_cpu());
+	} else {
+		kiwi_tx_kick(qp);
+	}
+}
+
 static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 {
 	struct kiwi_wc wc = { .qp_id = qp->ibqp.qp_num };
@@ -583,7 +604,7 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		qp->ird_head++;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		qp->rx_rreq.mr = NULL;
-		kiwi_tx_kick(qp);
+		kiwi_rx_kick_rresp(qp, qp->rx_rreq.len);
 		break;
 	case KIWI_RXK_TERM:
 		kiwi_stat_term(qp->kdev, false, h->term.layer);

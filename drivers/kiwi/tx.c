@@ -80,6 +80,14 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 		queue_work(kiwi_tx_wq, &qp->tx_work);
 }
 
+/* the same, the work queued on that CPU (any CPU is correct) */
+void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu)
+{
+	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
+	    !test_bit(KIWI_EF_TX_STOP, &qp->eflags))
+		queue_work_on(cpu, kiwi_tx_wq, &qp->tx_work);
+}
+
 /* ---- doorbell elision (kiwi_sq_ctrl.engine_busy, see kiwi-abi.h) ---- */
 
 /*

@@ -29,6 +29,9 @@
 #     one MSS both ways with mpa_fpdu_max at its default on both devices,
 #     at most one MSS both ways once the initiator's is 0 (the two must
 #     agree)
+#   the same rping at the default rx_defer: the server's 65000-byte RDMA
+#     Reads arrive at kc0 in the softirq, which hands their Responses to
+#     the engine on another CPU (rresp_deferred moves on kc0 only)
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwictr
@@ -45,7 +48,7 @@ names="tx_fpdus tx_bytes rx_fpdus rx_bytes crc_errors term_sent_rdmap
 term_sent_ddp term_sent_llp term_rcvd_rdmap term_rcvd_ddp term_rcvd_llp
 mpa_req_sent mpa_req_rcvd mpa_rep_sent mpa_rep_rcvd mpa_rej_sent
 mpa_rej_rcvd connect_timeouts order_waits_expired doorbells completions
-completions_flushed rx_deferred"
+completions_flushed rx_deferred rresp_deferred"
 
 cleanup() {
 	for p in $vpid $spid; do
@@ -495,7 +498,21 @@ tap_check "mpa_fpdu_max=0 on the initiator only: FPDUs of at most one MSS both w
 	fpdu_sizes 7 8 le
 echo 65535 > /sys/class/infiniband/kc0/mpa_fpdu_max
 echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
+tap_check "rx_defer=$old_defer: rping -V 65000 B x 5 kc0 -> kc1" \
+	rping_pair 5 65000
 old_defer=
+snaps 9
+# rresp_deltas A B: kc0 answered the Reads from another CPU, kc1 read only
+rresp_deltas() {
+	local some="tx_fpdus=1-100000 tx_bytes=1-100000000 rx_fpdus=1-100000
+		rx_bytes=1-100000000 completions=1-100000
+		completions_flushed=0-100 doorbells=0-100000 rx_deferred=0-100000"
+	expect_deltas kc0 $tmp/c$1 $tmp/c$2 mpa_req_sent=1 mpa_rep_rcvd=1 \
+		$some rresp_deferred=1-100000 &&
+	expect_deltas kc1 $tmp/s$1 $tmp/s$2 mpa_req_rcvd=1 mpa_rep_sent=1 $some
+}
+tap_check "default rx_defer: kc0's Read Responses sent from another CPU (rresp_deferred), none on kc1" \
+	rresp_deltas 8 9
 elapsed "rx_defer"
 cleanup
 trap - EXIT
