@@ -73,19 +73,18 @@ void kiwi_dp_exit(void)
 	kiwi_tx_wq = NULL;
 }
 
-void kiwi_tx_kick(struct kiwi_qp *qp)
-{
-	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
-	    !test_bit(KIWI_EF_TX_STOP, &qp->eflags))
-		queue_work(kiwi_tx_wq, &qp->tx_work);
-}
-
-/* the same, the work queued on that CPU (any CPU is correct) */
+/* the engine's work queued on cpu (any CPU is correct) */
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu)
 {
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    !test_bit(KIWI_EF_TX_STOP, &qp->eflags))
 		queue_work_on(cpu, kiwi_tx_wq, &qp->tx_work);
+}
+
+/* on the local CPU, as queue_work() does */
+void kiwi_tx_kick(struct kiwi_qp *qp)
+{
+	kiwi_tx_kick_on(qp, WORK_CPU_UNBOUND);
 }
 
 /* ---- doorbell elision (kiwi_sq_ctrl.engine_busy, see kiwi-abi.h) ---- */
