@@ -142,8 +142,19 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (event && cq->ibcq.comp_handler)
+	if (!event || !cq->ibcq.comp_handler)
+		return 0;
+	/*
+	 * Handlers raise softirqs (irq_poll for IB_POLL_SOFTIRQ CQs): from
+	 * a task, run them at bh enable here rather than wake ksoftirqd.
+	 */
+	if (in_task() && !irqs_disabled()) {
+		local_bh_disable();
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		local_bh_enable();
+	} else {
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	}
 	return 0;
 }
 

@@ -477,6 +477,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
 	[KIWI_STAT_COMPLETIONS_FLUSHED].name = "completions_flushed",
 	[KIWI_STAT_RX_DEFERRED].name = "rx_deferred",
 	[KIWI_STAT_RRESP_DEFERRED].name = "rresp_deferred",
+	[KIWI_STAT_POSTS_DIRECT].name = "posts_direct",
 };
 
 /*

@@ -73,6 +73,7 @@ enum kiwi_stat {
 	KIWI_STAT_COMPLETIONS_FLUSHED,
 	KIWI_STAT_RX_DEFERRED,		/* arrivals handed to rx_work */
 	KIWI_STAT_RRESP_DEFERRED,	/* Read Responses sent from another CPU */
+	KIWI_STAT_POSTS_DIRECT,		/* kernel posts sent in the poster's context */
 	KIWI_STAT_MAX
 };
 
@@ -659,6 +660,7 @@ void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
+void kiwi_tx_post(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 void kiwi_txs_free(struct kiwi_txs *txs);

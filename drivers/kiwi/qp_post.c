@@ -236,7 +236,7 @@ out:
 		if (qp->user)
 			kiwi_tx_doorbell(qp);
 		else
-			kiwi_tx_kick(qp);
+			kiwi_tx_post(qp);
 	}
 	return rv;
 }

@@ -621,6 +621,16 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 		if (res->rtr == KIWI_RTR_READ)
 			set_bit(KIWI_EF_RTR_RRESP, &qp->eflags);
 	}
+	if (!qp->user) {
+		/*
+		 * Kernel posts may send from the block I/O path and from any
+		 * task (kiwi_tx_post()): no reclaim into I/O, and TCP's page
+		 * fragments from the socket, not from a task that may be in
+		 * a send of its own.
+		 */
+		sk->sk_allocation = GFP_NOIO;
+		sk->sk_use_task_frag = false;
+	}
 	qp->sock = sock;
 	qp->cep = cep;
 	kiwi_cep_get(cep);

@@ -5,8 +5,9 @@
  * One engine per connected QP, serialised by qp->tx_mutex, runs from a
  * work item on the high-priority system workqueue (kicked by post_send,
  * by rx for Read Requests and the RTR, by sk_write_space) or, for the
- * user doorbell, directly in the caller's process context when it is
- * idle: that saves a context switch per message.
+ * user doorbell and for a kernel post from a context that may sleep,
+ * directly in the caller's context when it is idle: that saves a
+ * context switch per message.
  *
  * FPDUs are framed by the protocol core around the caller's payload and
  * collected into a batch of kvecs (framing bytes and inline data in
@@ -23,6 +24,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -742,6 +744,58 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
 	} else {
 		kiwi_tx_kick(qp);
 	}
+}
+
+/*
+ * A kernel post runs the engine in the poster's context when the poster
+ * may sleep (a storage target's work item, an RPC task), which saves a
+ * worker's wakeup per post; 0 always queues the work.
+ */
+static bool kiwi_tx_direct = true;
+module_param_named(tx_direct, kiwi_tx_direct, bool, 0644);
+MODULE_PARM_DESC(tx_direct,
+		 "kernel posts send from the poster's context when it may sleep (default 1)");
+
+/*
+ * ULPs post from softirqs, under spinlocks and inside RCU read sections
+ * (blk-mq's queue_rq), none of which may sleep; without a preempt count
+ * nothing tells, so never.
+ */
+static bool kiwi_tx_may_sleep(void)
+{
+#ifdef CONFIG_PREEMPT_COUNT
+	return preemptible() && !rcu_preempt_depth();
+#else
+	return false;
+#endif
+}
+
+void kiwi_tx_post(struct kiwi_qp *qp)
+{
+	unsigned int noio;
+
+	if (!READ_ONCE(kiwi_tx_direct) || !kiwi_tx_may_sleep() ||
+	    !mutex_trylock(&qp->tx_mutex)) {
+		kiwi_tx_kick(qp);
+		return;
+	}
+	/*
+	 * A completion handler called while this task owns the socket must
+	 * not wait for it; qp->sock stays while the engine is on and
+	 * tx_mutex is held.
+	 */
+	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
+	    sock_owned_by_user_nocheck(qp->sock->sk)) {
+		mutex_unlock(&qp->tx_mutex);
+		kiwi_tx_kick(qp);
+		return;
+	}
+	kiwi_stat_inc(qp->kdev, KIWI_STAT_POSTS_DIRECT);
+	/* the poster may be on the block I/O path: no reclaim into I/O */
+	noio = memalloc_noio_save();
+	kiwi_tx_run(qp, KIWI_TX_BUDGET_DIRECT);
+	memalloc_noio_restore(noio);
+	mutex_unlock(&qp->tx_mutex);
 }
 
 void kiwi_tx_write_space(struct sock *sk)

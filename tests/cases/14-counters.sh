@@ -48,7 +48,7 @@ names="tx_fpdus tx_bytes rx_fpdus rx_bytes crc_errors term_sent_rdmap
 term_sent_ddp term_sent_llp term_rcvd_rdmap term_rcvd_ddp term_rcvd_llp
 mpa_req_sent mpa_req_rcvd mpa_rep_sent mpa_rep_rcvd mpa_rej_sent
 mpa_rej_rcvd connect_timeouts order_waits_expired doorbells completions
-completions_flushed rx_deferred rresp_deferred"
+completions_flushed rx_deferred rresp_deferred posts_direct"
 
 cleanup() {
 	for p in $vpid $spid; do

@@ -12,7 +12,8 @@
 # tree copied and compared after the client's cache is dropped; the bytes
 # crossed the veth; with a kiwi client, the server's Send with Invalidate
 # seen by xprtrdma as remote invalidation of the RPC's MR (its trace
-# event); the server restarted (rpc.nfsd 0, then the rdma port
+# event); with a kiwi server, its posts ran in knfsd's threads
+# (posts_direct); the server restarted (rpc.nfsd 0, then the rdma port
 # again) under the mounted client, which then writes and reads back a new
 # file; unmount; server and links removed; kiwi's object counts at zero.
 #
@@ -159,6 +160,15 @@ reminv_seen() {
 	[ "$n" -gt 0 ]
 }
 
+# posts_direct_moved DEV: kernel posts DEV's engine ran in the poster's
+# context since the link was added
+posts_direct_moved() {
+	local n
+	n=$(cat /sys/class/infiniband/$1/ports/1/hw_counters/posts_direct)
+	echo "$1: posts_direct $n"
+	[ "$n" -gt 0 ]
+}
+
 # run_pairing SERVER CLIENT VERS
 run_pairing() {
 	local s=$1 c=$2 v=$3 label ok=1 b0 b1 tx rx min
@@ -192,6 +202,11 @@ run_pairing() {
 		[ "$c" = kiwi ] &&
 			tap_check "$label: the server's Send with Invalidate completes at the kiwi client with IB_WC_WITH_INVALIDATE and the MR's rkey" \
 				reminv_seen
+		# knfsd's threads post svcrdma's Writes and replies, and may
+		# sleep (tx_direct)
+		[ "$s" = kiwi ] &&
+			tap_check "$label: the server's posts sent from knfsd's threads (posts_direct)" \
+				posts_direct_moved $NVMF_TGT_DEV
 		b1=$(nvmf_veth_bytes)
 		min=$((${fsize%M} * 1048576))
 		nvmf_veth_crossed "$label: the I/O crossed the veth" "$b0" "$b1" $min
