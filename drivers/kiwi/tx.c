@@ -747,14 +747,16 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
 }
 
 /*
- * A kernel post runs the engine in the poster's context when the poster
- * may sleep (a storage target's work item, an RPC task), which saves a
- * worker's wakeup per post; 0 always queues the work.
+ * With tx_direct, a kernel post runs the engine in the poster's context
+ * when the poster may sleep (a storage target's work item, an RPC task),
+ * which saves a worker's wakeup per post.  Off by default: measured, it
+ * sped up iSER's small reads and slowed NFS over RDMA
+ * (Documentation/benchmarks.md).
  */
-static bool kiwi_tx_direct = true;
+static bool kiwi_tx_direct;
 module_param_named(tx_direct, kiwi_tx_direct, bool, 0644);
 MODULE_PARM_DESC(tx_direct,
-		 "kernel posts send from the poster's context when it may sleep (default 1)");
+		 "kernel posts send from the poster's context when it may sleep (default 0)");
 
 /*
  * ULPs post from softirqs, under spinlocks and inside RCU read sections

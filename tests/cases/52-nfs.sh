@@ -12,8 +12,8 @@
 # tree copied and compared after the client's cache is dropped; the bytes
 # crossed the veth; with a kiwi client, the server's Send with Invalidate
 # seen by xprtrdma as remote invalidation of the RPC's MR (its trace
-# event); with a kiwi server, its posts ran in knfsd's threads
-# (posts_direct); the server restarted (rpc.nfsd 0, then the rdma port
+# event); with a kiwi server and tx_direct on, its posts ran in knfsd's
+# threads (posts_direct); the server restarted (rpc.nfsd 0, then the rdma port
 # again) under the mounted client, which then writes and reads back a new
 # file; unmount; server and links removed; kiwi's object counts at zero.
 #
@@ -190,6 +190,10 @@ run_pairing() {
 	fi
 	if [ $ok = 1 ]; then
 		[ "$c" = kiwi ] && reminv_on
+		# kernel posts from contexts that may sleep send there (off by
+		# default): on, so that the data checks run through it
+		[ -d /sys/module/kiwi ] &&
+			echo 1 > /sys/module/kiwi/parameters/tx_direct
 		step "$label: fio 4 KiB random write + crc32c verify ($f4k)" \
 			nfs_bounded 600 nvmf_fio_verify v4k $NFS_MNT/fio-4k "$f4k" 4k \
 				--ioengine=psync
@@ -205,7 +209,7 @@ run_pairing() {
 		# knfsd's threads post svcrdma's Writes and replies, and may
 		# sleep (tx_direct)
 		[ "$s" = kiwi ] &&
-			tap_check "$label: the server's posts sent from knfsd's threads (posts_direct)" \
+			tap_check "$label: with tx_direct, the server's posts sent from knfsd's threads (posts_direct)" \
 				posts_direct_moved $NVMF_TGT_DEV
 		b1=$(nvmf_veth_bytes)
 		min=$((${fsize%M} * 1048576))

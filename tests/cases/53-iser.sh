@@ -17,8 +17,8 @@
 # mapped port.  Checked: enabling iSER fails with port_map off and works
 # with it on, the TCP portal keeps serving (sendtargets discovery and an
 # iSCSI/TCP login beside the iSER session), the session is iSER, fio random
-# writes with crc32c verify read back, the target's posts went out from
-# isert's own context (posts_direct), logout and login again keep the
+# writes with crc32c verify read back, with tx_direct on the target's
+# posts went out from isert's own context (posts_direct), logout and login again keep the
 # data, the bytes crossed the veth, and everything goes away with kiwi's
 # object counts back to zero.  Then, under fio: the target's device
 # deleted, and kiwi removed (both devices, rmmod): the initiator fails the
@@ -111,12 +111,14 @@ for p in $pairs; do
 	dev=
 	wait_for 30 iscsi_disk > /dev/null && dev=$(iscsi_disk)
 	tap_check "$lab: LUN 0 as a block device (${dev:-none})" test -n "$dev"
+	# kernel posts from contexts that may sleep send there (off by default)
+	echo 1 > /sys/module/kiwi/parameters/tx_direct
 	tap_check "$lab: fio 4 KiB random writes + crc32c verify ($size)" \
 		nvmf_fio_verify iser4k "$dev" $size 4k
 	tap_check "$lab: fio 4-256 KiB random writes + crc32c verify ($size)" \
 		nvmf_fio_verify isermix "$dev" $size 4k-256k --offset=$((ISER_MB / 2))M
-	# isert posts from work items, which may sleep (tx_direct)
-	tap_check "$lab: the target's posts sent from isert's context (posts_direct)" \
+	# isert posts from work items, which may sleep
+	tap_check "$lab: with tx_direct, the target's posts sent from isert's context (posts_direct)" \
 		sh -c "[ \$(cat /sys/class/infiniband/$NVMF_TGT_DEV/ports/1/hw_counters/posts_direct) -gt 0 ]"
 	b1=$(nvmf_veth_bytes)
 	# both jobs write and read back; fio's random block sizes may leave
