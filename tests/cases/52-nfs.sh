@@ -13,8 +13,8 @@
 # crossed the veth; with a kiwi client, the server's Send with Invalidate
 # seen by xprtrdma as remote invalidation of the RPC's MR (its trace
 # event); with a kiwi server and tx_direct on, its posts ran in knfsd's
-# threads (posts_direct); the server restarted (rpc.nfsd 0, then the rdma port
-# again) under the mounted client, which then writes and reads back a new
+# threads (posts_direct); the server restarted (rpc.nfsd 0, then the rdma
+# port again) under the mounted client, which then writes and reads back a new
 # file; unmount; server and links removed; kiwi's object counts at zero.
 #
 # KIWI_FULL=1: every pairing of kiwi/siw server x kiwi/siw client x v3/v4.2
@@ -157,15 +157,6 @@ reminv_seen() {
 	n=$(grep -c "xprtrdma_mr_reminv:" $NFS_TR/trace)
 	echo > $NFS_TR/trace
 	echo "$n MRs remotely invalidated"
-	[ "$n" -gt 0 ]
-}
-
-# posts_direct_moved DEV: kernel posts DEV's engine ran in the poster's
-# context since the link was added
-posts_direct_moved() {
-	local n
-	n=$(cat /sys/class/infiniband/$1/ports/1/hw_counters/posts_direct)
-	echo "$1: posts_direct $n"
 	[ "$n" -gt 0 ]
 }
 

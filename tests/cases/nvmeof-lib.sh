@@ -101,6 +101,15 @@ nvmf_net_teardown() {
 	veth_teardown
 }
 
+# posts_direct_moved DEV: kernel posts DEV's engine ran in the poster's
+# context since the link was added (tx_direct; read by 52-nfs, 53-iser)
+posts_direct_moved() {
+	local n
+	n=$(cat /sys/class/infiniband/$1/ports/1/hw_counters/posts_direct)
+	echo "$1: posts_direct $n"
+	[ "$n" -gt 0 ]
+}
+
 # nvmf_veth_bytes [NETDEV]: "tx rx" byte counters of NETDEV (veth0, the
 # host's end, by default).
 nvmf_veth_bytes() {
