@@ -26,6 +26,12 @@ TESTS = [("rand4k", "4 KiB random read", "IOPS"),
          ("seqwr128k", "128 KiB sequential write", "MiB/s")]
 
 rows = list(csv.DictReader(open(path)))
+# the guest's slub_debug (its allocation tracking weighs on every skb)
+slub = "unknown"
+if os.path.exists(path + ".meta"):
+    for m in open(path + ".meta"):
+        if m.startswith("# slub_debug "):
+            slub = m.split()[2]
 
 lines = ["| protocol | test | kiwi | siw | TCP | kiwi/TCP (target >= 1) "
          "| kiwi/siw (target >= 2) | runs kiwi; siw; TCP |",
@@ -99,12 +105,12 @@ with tempfile.TemporaryDirectory() as tmp:
 if dodoc != "1":
     sys.exit(0)
 date = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")
-doc_section(docpath, "storage", """Latest run: %s, kiwi at %s, guest kernel %s, host CPU %s
-(host load average %s when it ended).
+doc_section(docpath, "storage", """Latest run: %s, kiwi at %s, guest kernel %s (slub_debug %s),
+host CPU %s (host load average %s when it ended).
 QEMU TCG (no KVM), 2 vCPUs shared by initiator and target: absolute
 numbers are those of an emulator; only the ratios, from alternating runs
 in one boot, mean anything.  %s rounds per transport, %s s per fio run
 after a %s s ramp; raw values per run in the last column (CSV and PNG in
 tests/bench/out/).
 
-%s""" % (date, rev, kernel, cpu, load, runs, runtime, ramp, table))
+%s""" % (date, rev, kernel, slub, cpu, load, runs, runtime, ramp, table))

@@ -149,6 +149,8 @@ guest_main() {
 	{
 		echo "# kernel $(uname -r)"
 		echo "# guest cpus $(nproc)"
+		# KIWI_VM_SLUB_DEBUG=off on the host boots the guest without it
+		echo "# slub_debug $(sed -n 's/.*slub_debug=\([^ ]*\).*/\1/p' /proc/cmdline | grep . || echo off)"
 	} >> "$csv.meta"
 	nvmf_net_setup || { echo "bench: network setup failed" >&2; exit 1; }
 	kiwi_load && siw_load || exit 1
