@@ -776,12 +776,7 @@ void kiwi_rx_wq_exit(void)
  */
 static int kiwi_rx_cpu(void)
 {
-	int cpu = raw_smp_processor_id();
-
-	if (in_task())
-		return cpu;
-	cpu = cpumask_next(cpu, cpu_online_mask);
-	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
+	return in_task() ? raw_smp_processor_id() : kiwi_tx_next_cpu();
 }
 
 /* Under sk_callback_lock, with the socket owned. */

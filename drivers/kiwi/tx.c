@@ -772,13 +772,42 @@ static bool kiwi_tx_may_sleep(void)
 #endif
 }
 
+/* the next online CPU after this one: a hint, any CPU is correct */
+int kiwi_tx_next_cpu(void)
+{
+	int cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+
+	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
+}
+
+/*
+ * A kernel post that does not send in its own context queues the engine
+ * on the next CPU, not the poster's: the poster goes on with its own work
+ * (an initiator's next command, a target's next completion) while the
+ * send, and on a veth the peer's receive that runs inside it, take the
+ * other CPU.  Measured in benchmarks.md ("Kernel posts queued on the
+ * next CPU").
+ */
+static bool kiwi_tx_next_on = true;
+module_param_named(tx_next_cpu, kiwi_tx_next_on, bool, 0644);
+MODULE_PARM_DESC(tx_next_cpu,
+		 "kernel posts queue the send engine on the next CPU (default 1)");
+
+static void kiwi_tx_post_kick(struct kiwi_qp *qp)
+{
+	if (READ_ONCE(kiwi_tx_next_on) && num_online_cpus() > 1)
+		kiwi_tx_kick_on(qp, kiwi_tx_next_cpu());
+	else
+		kiwi_tx_kick(qp);
+}
+
 void kiwi_tx_post(struct kiwi_qp *qp)
 {
 	unsigned int noio;
 
 	if (!READ_ONCE(kiwi_tx_direct) || !kiwi_tx_may_sleep() ||
 	    !mutex_trylock(&qp->tx_mutex)) {
-		kiwi_tx_kick(qp);
+		kiwi_tx_post_kick(qp);
 		return;
 	}
 	/*
@@ -789,7 +818,7 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    sock_owned_by_user_nocheck(qp->sock->sk)) {
 		mutex_unlock(&qp->tx_mutex);
-		kiwi_tx_kick(qp);
+		kiwi_tx_post_kick(qp);
 		return;
 	}
 	kiwi_stat_inc(qp->kdev, KIWI_STAT_POSTS_DIRECT);
