@@ -14,8 +14,9 @@
 # seen by xprtrdma as remote invalidation of the RPC's MR (its trace
 # event); with a kiwi server and tx_direct on, its posts ran in knfsd's
 # threads (posts_direct); the server restarted (rpc.nfsd 0, then the rdma
-# port again) under the mounted client, which then writes and reads back a new
-# file; unmount; server and links removed; kiwi's object counts at zero.
+# port again) under the mounted client, which then writes and reads back a
+# new file; unmount; server and links removed; kiwi's object counts at
+# zero.
 #
 # KIWI_FULL=1: every pairing of kiwi/siw server x kiwi/siw client x v3/v4.2
 # and more data.  KIWI_NFS_PAIRS="server:client:vers ..." runs only those

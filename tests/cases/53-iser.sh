@@ -19,13 +19,14 @@
 # iSCSI/TCP login beside the iSER session), the session is iSER, fio random
 # writes with crc32c verify read back, with tx_direct on the target's
 # posts went out from isert's own context (posts_direct), logout and login
-# again keep the data, the bytes crossed the veth, and everything goes away with kiwi's
-# object counts back to zero.  Then, under fio: the target's device
-# deleted, and kiwi removed (both devices, rmmod): the initiator fails the
-# I/O back once its replacement timeout (15 s) passes and logs out; with
-# KIWI_FULL=1 also the initiator's device deleted, and the portal's iSER
-# switched off (established sessions carry on, new logins are refused).
-# Last, a new session reads the first part's data back.
+# again keep the data, the bytes crossed the veth, and everything goes
+# away with kiwi's object counts back to zero.  Then, under fio: the
+# target's device deleted, and kiwi removed (both devices, rmmod): the
+# initiator fails the I/O back once its replacement timeout (15 s) passes
+# and logs out; with KIWI_FULL=1 also the initiator's device deleted, and
+# the portal's iSER switched off (established sessions carry on, new
+# logins are refused).  Last, a new session reads the first part's data
+# back.
 #
 # Pairings "initiator:target": kiwi:kiwi by default; KIWI_FULL=1 adds a
 # siw initiator (siw leaves its ports unmapped, but its iw_cm still asks
