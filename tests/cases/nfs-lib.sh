@@ -23,6 +23,8 @@ NFS_PORT=20049
 NFS_STATE=/var/lib/nfs
 NFSD_FS=/proc/fs/nfsd
 NFS_LOG=/tmp/nfs-daemons.log
+# who may mount: nvmeof-lib's veth subnet (the two-host bench sets its own)
+NFS_CLIENTS=${NFS_CLIENTS:-198.18.0.0/24}
 
 # nfs_daemons_start: nfsd's filesystem, a writable state directory,
 # rpcbind and rpc.mountd (once per case).
@@ -58,7 +60,7 @@ nfs_daemons_stop() {
 	return 0
 }
 
-# nfs_export: a tmpfs, exported to the veth's subnet.  fsid=0: a tmpfs has
+# nfs_export: a tmpfs, exported to $NFS_CLIENTS.  fsid=0: a tmpfs has
 # no UUID to name it by (the fsid keeps its handles valid across a server
 # restart), and it is NFSv4's root: the guest's / is 9p, which cannot be
 # exported, so no pseudo-root could lead down to /run.  NFSv3 mounts its
@@ -69,11 +71,11 @@ nfs_export() {
 		mount -t tmpfs -o size=${NFS_EXPORT_MB:-96}m kiwinfs $NFS_EXPORT ||
 		return 1
 	exportfs -o rw,no_root_squash,no_subtree_check,insecure,fsid=0 \
-		198.18.0.0/24:$NFS_EXPORT
+		"$NFS_CLIENTS:$NFS_EXPORT"
 }
 
 nfs_unexport() {
-	exportfs -u 198.18.0.0/24:$NFS_EXPORT 2>/dev/null
+	exportfs -u "$NFS_CLIENTS:$NFS_EXPORT" 2>/dev/null
 	exportfs -f 2>/dev/null
 	mountpoint -q $NFS_EXPORT && umount $NFS_EXPORT
 	return 0

@@ -16,7 +16,13 @@
 #                  rpingsmall (64 B x 10), rpingbig (20000 B x 3; more
 #                  than two jumbo frames), write, read, send (perftest
 #                  ib_*_bw -R), nvme (nvmet-rdma target, nvme-rdma host, fio
-#                  crc32c verify), netem (from there on, this side's NIC
+#                  crc32c verify), nfs and nfs3 (knfsd on rdma 20049, the
+#                  client mounting NFSv4.2 or NFSv3 with proto=rdma: fio
+#                  crc32c verify, a file tree copied and compared), iser
+#                  (LIO's portal with iSER beside iSCSI/TCP, open-iscsi's
+#                  iser interface; iwpmd on both hosts, port_map on the
+#                  target's kiwi device: fio crc32c verify, read back after
+#                  a new login), netem (from there on, this side's NIC
 #                  sends through tc netem: loss, delay with reordering,
 #                  duplication and a rate limit; removed with the pairing)
 #
@@ -30,6 +36,8 @@
 {
 . "$KIWI_ROOT/tests/cases/lib.sh"
 . "$KIWI_ROOT/tests/cases/nvmeof-lib.sh"
+. "$KIWI_ROOT/tests/cases/nfs-lib.sh"
+. "$KIWI_ROOT/tests/cases/iser-lib.sh"
 
 role=${KIWI_TH_ROLE:?}
 dir=${KIWI_TH_DIR:?}
@@ -232,6 +240,122 @@ step_nvme() {
 	nvmf_veth_crossed "NVMe-oF I/O: crossed the wire" "$b0" "$b1" $min $min
 }
 
+# nfs SIDE ID VERS: the server is knfsd on rdma $NFS_PORT exporting a tmpfs
+# to the wire's subnet, the client mounts it with proto=rdma (NFSv3 or
+# NFSv4.2), writes with crc32c verify, copies a file tree and compares it
+# with the page cache dropped, unmounts.
+step_nfs() {
+	local side=$1 id=$2 vers=$3 b0 b1 ok=1 desc size=2M min
+	desc="NFSv$vers over RDMA"
+	NFS_CLIENTS=10.9.0.0/24
+	b0=$(th_bytes)
+	if [ "$side" = server ]; then
+		tap_check "$desc: rpcbind, rpc.mountd, export, knfsd on rdma $NFS_PORT" \
+			eval "nfs_daemons_start && nfs_export && nfs_server_start" ||
+			ok=0
+		[ $ok = 1 ] && { tap_check "$desc: the rdma listener on $NFS_PORT" \
+			wait_for 60 tcp_listening "" $NFS_PORT || ok=0; }
+		th_sync "$id-listen"
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+		tap_check "$desc: knfsd stopped" nfs_bounded 120 nfs_server_stop
+		nfs_unexport
+		nfs_daemons_stop
+	else
+		NFS_SRV_IP=$them
+		modprobe -a nfs nfsv3 nfsv4 rpcrdma
+		th_sync "$id-listen"
+		tap_check "$desc: mount $them proto=rdma" \
+			nfs_bounded 120 nfs_mount "$vers" || ok=0
+		if [ $ok = 1 ]; then
+			nfs_tree_make /tmp/th-tree
+			tap_check "$desc: fio 4-512 KiB random write + crc32c verify ($size)" \
+				nfs_bounded 600 nvmf_fio_verify thnfs $NFS_MNT/fio "$size" \
+				4k-512k --ioengine=psync
+			tap_check "$desc: a file tree copied and compared" \
+				nfs_bounded 600 eval "cp -a /tmp/th-tree $NFS_MNT/tree &&
+					nfs_tree_check /tmp/th-tree $NFS_MNT/tree"
+			tap_check "$desc: unmount" nfs_bounded 120 nfs_umount
+		fi
+		nfs_umount_force
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+	fi
+	# fio's random block sizes may leave part of its file unwritten: half
+	# of it each way at least (the tree adds about 1.4 MiB each way)
+	min=$((${size%M} * 1048576 / 2))
+	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $min $min
+}
+
+# iser SIDE ID: the server is LIO's target (ramdisk LUN, a portal serving
+# iSCSI/TCP with iSER switched on beside it), the client open-iscsi's
+# initiator through the iser interface.  The iSER listener shares the TCP
+# portal's address and port, so the target's device maps its port
+# (port_map) and both hosts run iwpmd: the initiator's asks the target's
+# for the mapped port over the wire (storage.md).
+# th_iser_mapped: the initiator's one connection to the target (the
+# session's; discovery's has closed) is to another port than the portal's:
+# the initiator's iwpmd learnt the mapped port from the target's.
+th_iser_mapped() {
+	ss -Htn state established "dst $them" | tee /tmp/th-iser-ss.log
+	[ "$(grep -c . /tmp/th-iser-ss.log)" = 1 ] &&
+		! grep -q "$them:$ISER_PORT\b" /tmp/th-iser-ss.log
+}
+
+step_iser() {
+	local side=$1 id=$2 b0 b1 ok=1 disk= size=2M min
+	b0=$(th_bytes)
+	tap_check "iSER: iwpmd runs" iwpmd_start || ok=0
+	if [ "$side" = server ]; then
+		NVMF_TGT_IP=$me
+		NP=$TPG/np/$me:$ISER_PORT
+		[ $ok = 1 ] && { tap_check "iSER: LIO target, portal $me:$ISER_PORT" \
+			lio_setup || ok=0; }
+		if [ $ok = 1 ] && [ "$prov" = kiwi ]; then
+			tap_check "iSER: port_map on $dev" \
+				sh -c "echo 1 > /sys/class/infiniband/$dev/port_map"
+		fi
+		[ $ok = 1 ] && { tap_check "iSER: switched on beside iSCSI/TCP" \
+			lio_iser 1 || ok=0; }
+		th_sync "$id-listen"
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+		tap_check "iSER: LIO target removed" lio_teardown
+	else
+		NVMF_TGT_IP=$them
+		[ $ok = 1 ] && { tap_check "iSER: iscsid runs" iscsi_start || ok=0; }
+		th_sync "$id-listen"
+		[ $ok = 1 ] && { tap_check "iSER: sendtargets discovery over the TCP portal" \
+			iscsi_discover || ok=0; }
+		[ $ok = 1 ] && { tap_check "iSER: login through the iser interface" \
+			iscsi_login iser || ok=0; }
+		if [ $ok = 1 ]; then
+			tap_check "iSER: the session is iSER" iscsi_session_is iser
+			tap_check "iSER: its connection goes to the target's mapped port, not $ISER_PORT" \
+				th_iser_mapped
+			wait_for 30 iscsi_disk > /dev/null && disk=$(iscsi_disk)
+			tap_check "iSER: LUN 0 as a block device (${disk:-none})" \
+				test -n "$disk"
+			tap_check "iSER: fio 4-256 KiB random write + crc32c verify ($size)" \
+				nvmf_fio_verify thiser "$disk" $size 4k-256k
+			tap_check "iSER: logout" iscsi_logout iser
+			tap_check "iSER: login again" iscsi_login iser
+			disk=
+			wait_for 30 iscsi_disk > /dev/null && disk=$(iscsi_disk)
+			tap_check "iSER: the data read back after the new login" \
+				nvmf_fio_reverify thiser "$disk" $size 4k-256k
+			tap_check "iSER: logout" iscsi_logout iser
+		fi
+		iscsi_stop
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+	fi
+	iwpmd_stop
+	# fio wrote and read back at least half its size each way
+	min=$((${size%M} * 1048576 / 2))
+	nvmf_veth_crossed "iSER I/O: crossed the wire" "$b0" "$b1" $min $min
+}
+
 # netem: this side's NIC sends through a lossy, reordering, duplicating,
 # rate-limited qdisc (both sides apply it, so both directions suffer) until
 # the pairing ends; th_netem_check: it did drop frames on the way.
@@ -310,6 +434,9 @@ run_pairing() {
 		rpingbig) step_rping $side "p$i-$k" 20000 3; conn=1 ;;
 		write|read|send) step_perf $side "p$i-$k" ib_${t}_bw; conn=1 ;;
 		nvme) step_nvme $side "p$i-$k"; conn=1 ;;
+		nfs) step_nfs $side "p$i-$k" 4.2; conn=1 ;;
+		nfs3) step_nfs $side "p$i-$k" 3; conn=1 ;;
+		iser) step_iser $side "p$i-$k"; conn=1 ;;
 		netem) step_netem ;;
 		*) tap_fail "unknown test $t" ;;
 		esac

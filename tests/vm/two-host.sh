@@ -14,7 +14,9 @@
 # tree, which both mount over 9p): kiwi to kiwi, kiwi to siw and siw to
 # kiwi (each guest loads only the module it plays, built for its kernel),
 # rping -V, perftest ib_write_bw / ib_read_bw / ib_send_bw -R, NVMe-oF
-# (nvmet-rdma target, nvme-rdma host, fio crc32c verify), MPA CRC off and
+# (nvmet-rdma target, nvme-rdma host, fio crc32c verify), NFS over RDMA
+# (knfsd, proto=rdma mounts) and iSER (LIO and open-iscsi, iwpmd on both
+# hosts), each with fio crc32c verify, MPA CRC off and
 # on (checked on the wire), MTU 1500 and 9000, and each side checks that its
 # NIC counted the payload.  The default run takes a subset (a few minutes);
 # KIWI_FULL=1 runs the fuller matrix (make test-two-host-full, 16
@@ -52,7 +54,7 @@ kver_b=6.12
 # kiwi 6.1 client to kiwi 6.12 server with everything incl. NVMe-oF; kiwi
 # 6.1 client asking for CRC to siw 6.12 at MTU 9000; siw 6.12 client to kiwi
 # 6.1 server preferring CRC.
-pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme
+pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser
 	kiwi:required:siw:-:9000:B:rping
 	kiwi:preferred:siw:-:1500:A:rping"
 
@@ -65,6 +67,20 @@ pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme
 # (KIWI_TH_ALL=1: all 24 combinations, MTU crossed in full).  Then CRC-asking
 # siw against kiwi, and kiwi to kiwi and kiwi to siw both ways through tc
 # netem on both NICs.
+# storage_tests PA PB SERVER CRC: NFS and iSER across the wire, CRC off:
+# NFSv4.2 where B (6.12) serves, NFSv3 where A (6.1) does, and iSER
+# wherever kiwi serves (a siw target cannot map its port: storage.md).
+storage_tests() {
+	[ "$4" = off ] || return 0
+	case $1:$2:$3 in
+	kiwi:kiwi:B) echo ,nfs,iser ;;
+	kiwi:kiwi:A|kiwi:siw:A) echo ,nfs3,iser ;;
+	siw:kiwi:B) echo ,nfs,iser ;;
+	kiwi:siw:B) echo ,nfs ;;
+	siw:kiwi:A) echo ,nfs3 ;;
+	esac
+}
+
 full_pairs() {
 	local pa pb crc mtu srv ca cb mtus
 	for p in kiwi:kiwi kiwi:siw siw:kiwi; do
@@ -89,7 +105,7 @@ full_pairs() {
 						[ "$pa:$pb:$srv" = kiwi:siw:A ] && ca=preferred
 						[ "$pa:$pb:$srv" = siw:kiwi:B ] && cb=preferred
 					fi
-					echo "$pa:$ca:$pb:$cb:$mtu:$srv:rping,rpingsmall,rpingbig,write,read,send,nvme"
+					echo "$pa:$ca:$pb:$cb:$mtu:$srv:rping,rpingsmall,rpingbig,write,read,send,nvme$(storage_tests $pa $pb $srv $crc)"
 				done
 			done
 		done
