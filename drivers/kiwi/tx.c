@@ -750,7 +750,7 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
  * With tx_direct, a kernel post runs the engine in the poster's context
  * when the poster may sleep (a storage target's work item, an RPC task),
  * which saves a worker's wakeup per post.  Off by default: measured, it
- * sped up iSER's small reads and slowed NFS over RDMA
+ * slowed NFS over RDMA, and with tx_next_cpu iSER too
  * (Documentation/benchmarks.md).
  */
 static bool kiwi_tx_direct;
