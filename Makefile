@@ -121,6 +121,8 @@ test-two-host: two-host-deps
 test-two-host-full: two-host-deps
 	./tests/vm/build-siw.sh --crc
 	KIWI_KVER=6.12 ./tests/vm/build-siw.sh --crc
+	./tests/vm/build-smb.sh
+	KIWI_KVER=6.12 ./tests/vm/build-smb.sh
 	KIWI_FULL=1 ./tests/vm/two-host.sh
 
 module-vm:

@@ -249,8 +249,8 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 	tap_stage 6.12/host/dkms 900 tests/host/dkms.sh "$kv612"
 	step 6.12/build "the reference siw.ko (tests/vm/build-siw.sh)" \
 		tests/vm/build-siw.sh
-	if [ -n "${KIWI_FULL:-}" ] && { [ "$cases_612" = all ] ||
-		[[ " $cases_612 " == *" 54-smb "* ]]; }; then
+	# for 54-smb and for the full two-host run's SMB Direct on the 6.12 guest
+	if [ -n "${KIWI_FULL:-}" ]; then
 		step 6.12/build "cifs.ko and ksmbd.ko with SMB Direct (tests/vm/build-smb.sh)" \
 			tests/vm/build-smb.sh
 	fi

@@ -142,6 +142,7 @@ smb_server_stop() {
 }
 
 smb_mount() {
+	mkdir -p $SMB_MNT || return 1
 	mount -t cifs //$SMB_SRV_IP/kiwi $SMB_MNT \
 		-o rdma,vers=3.1.1,username=$SMB_USER,password=$SMB_PASS,mfsymlinks || {
 		echo "--- ksmbd.mountd"

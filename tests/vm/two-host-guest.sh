@@ -22,7 +22,10 @@
 #                  (LIO's portal with iSER beside iSCSI/TCP, open-iscsi's
 #                  iser interface; iwpmd on both hosts, port_map on the
 #                  target's kiwi device: fio crc32c verify, read back after
-#                  a new login), netem (from there on, this side's NIC
+#                  a new login), smb (ksmbd on SMB Direct's 5445, cifs
+#                  mounting with rdma, the builds of build-smb.sh: fio
+#                  crc32c verify, a file tree copied and compared on both
+#                  sides), netem (from there on, this side's NIC
 #                  sends through tc netem: loss, delay with reordering,
 #                  duplication and a rate limit; removed with the pairing)
 #
@@ -38,6 +41,7 @@
 . "$KIWI_ROOT/tests/cases/nvmeof-lib.sh"
 . "$KIWI_ROOT/tests/cases/nfs-lib.sh"
 . "$KIWI_ROOT/tests/cases/iser-lib.sh"
+. "$KIWI_ROOT/tests/cases/smb-lib.sh"
 
 role=${KIWI_TH_ROLE:?}
 dir=${KIWI_TH_DIR:?}
@@ -356,6 +360,52 @@ step_iser() {
 	nvmf_veth_crossed "iSER I/O: crossed the wire" "$b0" "$b1" $min $min
 }
 
+# smb SIDE ID: the server is ksmbd (build-smb.sh's module, Debian 13's
+# ksmbd-tools) sharing a tmpfs on SMB Direct's port 5445 (the device exists
+# before ksmbd starts, so it picks the iWARP port), the client cifs
+# mounting with rdma: the mount is SMB Direct over this host's device, fio
+# crc32c verify, a file tree copied and compared, unmount.
+step_smb() {
+	local side=$1 id=$2 b0 b1 ok=1 size=2M min
+	b0=$(th_bytes)
+	tap_check "SMB Direct: cifs.ko and ksmbd.ko with SMB Direct loaded ($KIWI_SMB_DIR)" \
+		smb_modules_load || ok=0
+	if [ "$side" = server ]; then
+		[ $ok = 1 ] && { tap_check "SMB Direct: ksmbd listening on rdma $SMB_PORT ($(smb_tools_which))" \
+			smb_server_start || ok=0; }
+		th_sync "$id-listen"
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+		[ $ok = 1 ] && tap_check "SMB Direct: the client's tree in the share" \
+			smb_share_check /tmp/th-smb-tree $SMB_SHARE/tree
+		tap_check "SMB Direct: ksmbd stopped" nfs_bounded 60 smb_server_stop
+	else
+		SMB_SRV_IP=$them
+		th_sync "$id-listen"
+		[ $ok = 1 ] && { tap_check "SMB Direct: mount //$them/kiwi -o rdma" \
+			nfs_bounded 120 smb_mount || ok=0; }
+		[ $ok = 1 ] && { tap_check "SMB Direct: the mount is SMB Direct over $dev" \
+			smb_is_direct $dev || ok=0; }
+		if [ $ok = 1 ]; then
+			tap_check "SMB Direct: fio 4-512 KiB random write + crc32c verify ($size)" \
+				nfs_bounded 600 nvmf_fio_verify thsmb $SMB_MNT/fio "$size" \
+				4k-512k --ioengine=psync
+			tap_check "SMB Direct: a file tree copied and compared" \
+				nfs_bounded 600 eval "cp -a /tmp/th-smb-tree $SMB_MNT/tree &&
+					nfs_tree_check /tmp/th-smb-tree $SMB_MNT/tree"
+			tap_check "SMB Direct: unmount" nfs_bounded 120 umount $SMB_MNT
+		fi
+		smb_umount_force
+		th_sync "$id-done" 900
+		b1=$(th_bytes)
+	fi
+	tap_check "SMB Direct: cifs and ksmbd unload" smb_modules_unload
+	# fio's random block sizes may leave part of its file unwritten: half
+	# of it each way at least
+	min=$((${size%M} * 1048576 / 2))
+	nvmf_veth_crossed "SMB Direct: crossed the wire" "$b0" "$b1" $min $min
+}
+
 # netem: this side's NIC sends through a lossy, reordering, duplicating,
 # rate-limited qdisc (both sides apply it, so both directions suffer) until
 # the pairing ends; th_netem_check: it did drop frames on the way.
@@ -437,6 +487,7 @@ run_pairing() {
 		nfs) step_nfs $side "p$i-$k" 4.2; conn=1 ;;
 		nfs3) step_nfs $side "p$i-$k" 3; conn=1 ;;
 		iser) step_iser $side "p$i-$k"; conn=1 ;;
+		smb) step_smb $side "p$i-$k"; conn=1 ;;
 		netem) step_netem ;;
 		*) tap_fail "unknown test $t" ;;
 		esac
@@ -466,6 +517,17 @@ kiwi_provider_env
 kv=$(uname -r)
 tap_diag "guest $role: kernel $kv, $me"
 tap_check "virtio-net NIC up as $me" th_wire_up
+# the SMB step's tree, the same on both sides: the server compares its
+# share with it (fixed contents, not random)
+th_smb_tree() {
+	local d=/tmp/th-smb-tree i
+	rm -rf $d && mkdir -p $d/a/b $d/empty || return 1
+	for i in 1 2 3 4 5 6 7 8; do
+		seq 1 $((i * 700)) > $d/a/file$i || return 1
+	done
+	seq 1 200000 > $d/a/b/big && ln -s b/big $d/a/link
+}
+tap_check "a file tree for SMB" th_smb_tree
 # nvmeof-lib's MPA frame capture on the wire's NIC, started while the peer
 # boots (python starts slowly under TCG)
 [ $role = A ] && nvmf_sniff_launch "$nic"

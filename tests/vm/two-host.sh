@@ -15,8 +15,9 @@
 # kiwi (each guest loads only the module it plays, built for its kernel),
 # rping -V, perftest ib_write_bw / ib_read_bw / ib_send_bw -R, NVMe-oF
 # (nvmet-rdma target, nvme-rdma host, fio crc32c verify), NFS over RDMA
-# (knfsd, proto=rdma mounts) and iSER (LIO and open-iscsi, iwpmd on both
-# hosts), each with fio crc32c verify, MPA CRC off and
+# (knfsd, proto=rdma mounts), iSER (LIO and open-iscsi, iwpmd on both
+# hosts) and, in the fuller run, SMB Direct (ksmbd and cifs as
+# build-smb.sh builds them), each with fio crc32c verify, MPA CRC off and
 # on (checked on the wire), MTU 1500 and 9000, and each side checks that its
 # NIC counted the payload.  The default run takes a subset (a few minutes);
 # KIWI_FULL=1 runs the fuller matrix (make test-two-host-full, 16
@@ -28,7 +29,8 @@
 # are in tests/vm/out/two-host/<id>/ (A.out, B.out, the vm-run errors).
 # Needs kiwi.ko, siw.ko for both kernels (make module, tests/vm/build-siw.sh,
 # and with KIWI_KVER=6.12 tests/vm/build-kiwi.sh and build-siw.sh), the
-# provider and tests/verbs built.
+# provider and tests/verbs built; for SMB Direct (smb), build-smb.sh for
+# both kernels.
 # The body is one compound command, read whole before it runs.
 {
 set -uo pipefail
@@ -67,17 +69,18 @@ pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser
 # (KIWI_TH_ALL=1: all 24 combinations, MTU crossed in full).  Then CRC-asking
 # siw against kiwi, and kiwi to kiwi and kiwi to siw both ways through tc
 # netem on both NICs.
-# storage_tests PA PB SERVER CRC: NFS and iSER across the wire, CRC off:
-# NFSv4.2 where B (6.12) serves, NFSv3 where A (6.1) does, and iSER
-# wherever kiwi serves (a siw target cannot map its port: storage.md).
+# storage_tests PA PB SERVER CRC: NFS, iSER and SMB Direct across the
+# wire, CRC off: NFSv4.2 where B (6.12) serves, NFSv3 where A (6.1) does,
+# iSER wherever kiwi serves (a siw target cannot map its port:
+# storage.md), SMB Direct in each (the builds of build-smb.sh).
 storage_tests() {
 	[ "$4" = off ] || return 0
 	case $1:$2:$3 in
-	kiwi:kiwi:B) echo ,nfs,iser ;;
-	kiwi:kiwi:A|kiwi:siw:A) echo ,nfs3,iser ;;
-	siw:kiwi:B) echo ,nfs,iser ;;
-	kiwi:siw:B) echo ,nfs ;;
-	siw:kiwi:A) echo ,nfs3 ;;
+	kiwi:kiwi:B) echo ,nfs,iser,smb ;;
+	kiwi:kiwi:A|kiwi:siw:A) echo ,nfs3,iser,smb ;;
+	siw:kiwi:B) echo ,nfs,iser,smb ;;
+	kiwi:siw:B) echo ,nfs,smb ;;
+	siw:kiwi:A) echo ,nfs3,smb ;;
 	esac
 }
 
