@@ -51,6 +51,8 @@ B) peer=A me=10.9.0.2 them=10.9.0.1 ;;
 *) echo "two-host-guest: KIWI_TH_ROLE=$role: want A or B" >&2; exit 2 ;;
 esac
 gate_lib=$KIWI_ROOT/tests/verbs/build/libconnect-gate.so
+# knfsd exports to the wire's subnet (nfs-lib.sh's default is the veth's)
+NFS_CLIENTS=10.9.0.0/24
 dev=th0
 th_gone=0
 
@@ -251,7 +253,6 @@ step_nvme() {
 step_nfs() {
 	local side=$1 id=$2 vers=$3 b0 b1 ok=1 desc size=2M min
 	desc="NFSv$vers over RDMA"
-	NFS_CLIENTS=10.9.0.0/24
 	b0=$(th_bytes)
 	if [ "$side" = server ]; then
 		tap_check "$desc: rpcbind, rpc.mountd, export, knfsd on rdma $NFS_PORT" \
@@ -291,12 +292,6 @@ step_nfs() {
 	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $min $min
 }
 
-# iser SIDE ID: the server is LIO's target (ramdisk LUN, a portal serving
-# iSCSI/TCP with iSER switched on beside it), the client open-iscsi's
-# initiator through the iser interface.  The iSER listener shares the TCP
-# portal's address and port, so the target's device maps its port
-# (port_map) and both hosts run iwpmd: the initiator's asks the target's
-# for the mapped port over the wire (storage.md).
 # th_iser_mapped: the initiator's one connection to the target (the
 # session's; discovery's has closed) is to another port than the portal's:
 # the initiator's iwpmd learnt the mapped port from the target's.
@@ -306,6 +301,12 @@ th_iser_mapped() {
 		! grep -q "$them:$ISER_PORT\b" /tmp/th-iser-ss.log
 }
 
+# iser SIDE ID: the server is LIO's target (ramdisk LUN, a portal serving
+# iSCSI/TCP with iSER switched on beside it), the client open-iscsi's
+# initiator through the iser interface.  The iSER listener shares the TCP
+# portal's address and port, so the target's device maps its port
+# (port_map) and both hosts run iwpmd: the initiator's asks the target's
+# for the mapped port over the wire (storage.md).
 step_iser() {
 	local side=$1 id=$2 b0 b1 ok=1 disk= size=2M min
 	b0=$(th_bytes)
@@ -358,6 +359,17 @@ step_iser() {
 	# fio wrote and read back at least half its size each way
 	min=$((${size%M} * 1048576 / 2))
 	nvmf_veth_crossed "iSER I/O: crossed the wire" "$b0" "$b1" $min $min
+}
+
+# th_smb_tree: the SMB step's tree, the same on both sides: the server
+# compares its share with it (fixed contents, not random)
+th_smb_tree() {
+	local d=/tmp/th-smb-tree i
+	rm -rf $d && mkdir -p $d/a/b $d/empty || return 1
+	for i in 1 2 3 4 5 6 7 8; do
+		seq 1 $((i * 700)) > $d/a/file$i || return 1
+	done
+	seq 1 200000 > $d/a/b/big && ln -s b/big $d/a/link
 }
 
 # smb SIDE ID: the server is ksmbd (build-smb.sh's module, Debian 13's
@@ -517,16 +529,6 @@ kiwi_provider_env
 kv=$(uname -r)
 tap_diag "guest $role: kernel $kv, $me"
 tap_check "virtio-net NIC up as $me" th_wire_up
-# the SMB step's tree, the same on both sides: the server compares its
-# share with it (fixed contents, not random)
-th_smb_tree() {
-	local d=/tmp/th-smb-tree i
-	rm -rf $d && mkdir -p $d/a/b $d/empty || return 1
-	for i in 1 2 3 4 5 6 7 8; do
-		seq 1 $((i * 700)) > $d/a/file$i || return 1
-	done
-	seq 1 200000 > $d/a/b/big && ln -s b/big $d/a/link
-}
 tap_check "a file tree for SMB" th_smb_tree
 # nvmeof-lib's MPA frame capture on the wire's NIC, started while the peer
 # boots (python starts slowly under TCG)

@@ -53,12 +53,26 @@ kver_a=6.1
 kver_b=6.12
 
 # Pairings PA:CA:PB:CB:MTU:SERVER:TESTS (two-host-guest.sh).  The default:
-# kiwi 6.1 client to kiwi 6.12 server with everything incl. NVMe-oF; kiwi
-# 6.1 client asking for CRC to siw 6.12 at MTU 9000; siw 6.12 client to kiwi
-# 6.1 server preferring CRC.
+# kiwi 6.1 client to kiwi 6.12 server with everything incl. NVMe-oF, NFS
+# and iSER; kiwi 6.1 client asking for CRC to siw 6.12 at MTU 9000; siw
+# 6.12 client to kiwi 6.1 server preferring CRC.
 pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser
 	kiwi:required:siw:-:9000:B:rping
 	kiwi:preferred:siw:-:1500:A:rping"
+
+# storage_tests PA PB SERVER CRC: NFS, iSER and SMB Direct across the
+# wire, CRC off: NFSv4.2 where B (6.12) serves, NFSv3 where A (6.1) does,
+# iSER wherever kiwi serves (a siw target cannot map its port:
+# storage.md), SMB Direct in each (the builds of build-smb.sh).
+storage_tests() {
+	[ "$4" = off ] || return 0
+	case $1:$2:$3 in
+	kiwi:kiwi:B|siw:kiwi:B) echo ,nfs,iser,smb ;;
+	kiwi:kiwi:A|kiwi:siw:A) echo ,nfs3,iser,smb ;;
+	kiwi:siw:B) echo ,nfs,smb ;;
+	siw:kiwi:A) echo ,nfs3,smb ;;
+	esac
+}
 
 # kiwi's CRC "on": required, but preferred as the server of a siw client
 # (siw never asks, and kiwi's required responder refuses it, cm.md).
@@ -69,21 +83,6 @@ pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser
 # (KIWI_TH_ALL=1: all 24 combinations, MTU crossed in full).  Then CRC-asking
 # siw against kiwi, and kiwi to kiwi and kiwi to siw both ways through tc
 # netem on both NICs.
-# storage_tests PA PB SERVER CRC: NFS, iSER and SMB Direct across the
-# wire, CRC off: NFSv4.2 where B (6.12) serves, NFSv3 where A (6.1) does,
-# iSER wherever kiwi serves (a siw target cannot map its port:
-# storage.md), SMB Direct in each (the builds of build-smb.sh).
-storage_tests() {
-	[ "$4" = off ] || return 0
-	case $1:$2:$3 in
-	kiwi:kiwi:B) echo ,nfs,iser,smb ;;
-	kiwi:kiwi:A|kiwi:siw:A) echo ,nfs3,iser,smb ;;
-	siw:kiwi:B) echo ,nfs,iser,smb ;;
-	kiwi:siw:B) echo ,nfs,smb ;;
-	siw:kiwi:A) echo ,nfs3,smb ;;
-	esac
-}
-
 full_pairs() {
 	local pa pb crc mtu srv ca cb mtus
 	for p in kiwi:kiwi kiwi:siw siw:kiwi; do
