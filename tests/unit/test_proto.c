@@ -302,17 +302,25 @@ static void test_crc_copy(void)
 				    CAP - 64,
 				    /* AVX-512: from 1 KiB, 256-byte turns */
 				    1023, 1024, 1087, 1279, 1280, 7167, 7168,
-				    7232, 7423, 14336, 14399, 21567 };
+				    7232, 7423, 14336, 14399, 21567,
+				    /* the hybrid: 448 T for T = 24, 60, 120 */
+				    10751, 10752, 10815, 11007, 26879,
+				    26880, 53759, 53760, 53823, 64511,
+				    65535, 65599 };
 	u8 *src = malloc(CAP + 64), *dst = malloc(CAP + 64);
 	int mode, i, bad, badcopy, badguard;
 
 	for (i = 0; i < CAP + 64; i++)
 		src[i] = rnd(256);
-	/* 0: crc32 instruction, 1: copy then crc32c(), 2: AVX-512 folding */
-	for (mode = 0; mode < 3; mode++) {
+	/*
+	 * 0: crc32 instruction, 1: copy then crc32c(), 2: AVX-512 folding
+	 * and the hybrid, 3: folding alone
+	 */
+	for (mode = 0; mode < 4; mode++) {
 		kiwi_crc_soft = mode == 1;
-		kiwi_crc_v512 = mode == 2;
-		if (mode == 2 && !(kiwi_cpu_has_crc32() && kiwi_cpu_v512_ok())) {
+		kiwi_crc_v512 = mode >= 2;
+		kiwi_crc_hyb = mode != 3;
+		if (mode >= 2 && !(kiwi_cpu_has_crc32() && kiwi_cpu_v512_ok())) {
 			ok(1, "crc32c copy (AVX-512 folding) # SKIP the CPU has no AVX-512 VPCLMULQDQ");
 			continue;
 		}
@@ -320,7 +328,7 @@ static void test_crc_copy(void)
 		badcopy = 0;
 		badguard = 0;
 		for (i = 0; i < 2000; i++) {
-			u32 so = rnd(16), dof = rnd(16), n, split, seed, c, ref;
+			u32 so = rnd(64), dof = rnd(64), n, split, seed, c, ref;
 
 			if (i < (int)ARRAY_SIZE(edge))
 				n = edge[i];
@@ -346,12 +354,14 @@ static void test_crc_copy(void)
 		ok(!bad && !badcopy && !badguard,
 		   "crc32c copy (%s): CRC equals crc32c(), bytes copied, none beyond (%d, %d, %d bad of 2000)",
 		   mode == 1 ? "copy then crc32c" :
-		   mode == 2 ? "one pass, AVX-512 folding" :
+		   mode == 2 ? "one pass, AVX-512 folding and crc32 streams" :
+		   mode == 3 ? "one pass, AVX-512 folding alone" :
 		   kiwi_cpu_has_crc32() ? "one pass, crc32 instruction" :
 		   "no crc32 instruction: fallback", bad, badcopy, badguard);
 	}
 	kiwi_crc_soft = false;
 	kiwi_crc_v512 = false;
+	kiwi_crc_hyb = true;
 	free(src);
 	free(dst);
 }
