@@ -490,15 +490,22 @@ static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote,
 static int kiwi_rx_cpu(void);
 
 /*
- * The Responses to a bulk Read Request (rx_defer bytes or more) that came
+ * The Responses to a Read Request of rresp_defer bytes or more that came
  * in a softirq are sent by the engine on another CPU, as bulk placement
  * is: where the softirq runs inside the requester's sendmsg() (a veth),
- * copying the Responses there would put both TCP stacks and the copy on
- * the requester's CPU.
+ * sending them from there would put both TCP stacks, the copy and the
+ * requester's own polling on the requester's CPU.  0: always from the
+ * CPU the Request came on.  The default was chosen by measurement
+ * (Documentation/benchmarks.md, "Read Responses from another CPU").
  */
+static unsigned int kiwi_rresp_defer = 4096;
+module_param_named(rresp_defer, kiwi_rresp_defer, uint, 0644);
+MODULE_PARM_DESC(rresp_defer,
+		 "Read Requests of this many bytes or more are answered from another CPU; 0: never (default 4096)");
+
 static void kiwi_rx_kick_rresp(struct kiwi_qp *qp, u32 len)
 {
-	unsigned int limit = READ_ONCE(kiwi_rx_defer);
+	unsigned int limit = READ_ONCE(kiwi_rresp_defer);
 
 	if (limit && len >= limit && !in_task() && num_online_cpus() > 1) {
 		kiwi_stat_inc(qp->kdev, KIWI_STAT_RRESP_DEFERRED);

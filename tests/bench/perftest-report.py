@@ -198,6 +198,12 @@ def issue15(med, rows, meta):
                 want, cpus, pct_short(r, want))) if c == "kiwi" else ""
             out.append("- %s ib_write_bw %s -q 8: %.1f MiB/s, -q 1 %.1f, "
                        "q8/q1 %.2f%s" % (c, size_txt(s), q8, q1, r, tgt))
+        # TCP's own: one iperf3 process, eight connections against one
+        p8 = m_of(med, "tcp", "tcp_bw_p8", s)
+        p1 = m_of(med, "tcp", "tcp_bw", s)
+        if ratio(p8, p1) is not None:
+            out.append("- tcp iperf3 %s -P 8: %.1f MiB/s, -P 1 %.1f, P8/P1 "
+                       "%.2f" % (size_txt(s), p8, p1, ratio(p8, p1)))
     for test, name, _ in TESTS[:3] + [("write_bw_q8", "ib_write_bw -q 8",
                                         None)]:
         for s in sorted({s for (c, t, s) in med

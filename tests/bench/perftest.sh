@@ -17,10 +17,13 @@
 #             iperf3 again with client and server pinned to one vCPU
 #             (tcp_bw_1cpu), where kiwi's inline receive path puts both
 #             ends' work
-#   kiwi-inline  kiwi with rx_defer=0 (every arrival placed in the
-#             softirq): the A/B of the receive deferral, bandwidth only
+#   kiwi-inline  kiwi with rx_defer=0 and rresp_defer=0 (every arrival
+#             placed in the softirq, every Read answered from the CPU
+#             its Request came on): the A/B of the receive deferral,
+#             bandwidth only
 #   kiwi-deferN  kiwi with rx_defer=N, for choosing the default (only
 #             through KIWI_BENCH_CONFIGS; not in the report's tables)
+#   kiwi-rrespN  kiwi with rresp_defer=N, the same way
 #   kiwi-fpduN  kiwi with mpa_fpdu_max=N on both devices (FPDUs of up
 #             to N bytes; 0: one MSS), the same way
 #   NAME-rps  any of these with receive packet steering over all vCPUs
@@ -75,21 +78,24 @@ else
 	q8_sizes="65536 1048576"
 fi
 configs="kiwi siw tcp kiwi-crc siw-crc kiwi-inline"
+rlat_sizes=
 bw_bytes=16777216
 # Other sizes (ib_write_bw and iperf3; ib_send_bw and ib_read_bw;
 # ib_write_bw -q 8; ib_write_lat and sockperf), fewer configurations, another volume per
 # bandwidth run: for experiments, or a smaller matrix on a loaded host.
 # The documentation is then left alone (perftest-report.py --doc can
 # still record such a run, saying so).
+# KIWI_BENCH_RLAT_SIZES adds ib_read_lat at those sizes (none by default).
 # A size list set but empty leaves those tests out (KIWI_BENCH_WRITE_SIZES=
 # KIWI_BENCH_SR_SIZES= KIWI_BENCH_Q8_SIZES= KIWI_BENCH_LAT_SIZES=64: many
 # rounds of latency alone).
-if [ -n "${KIWI_BENCH_WRITE_SIZES+x}${KIWI_BENCH_SR_SIZES+x}${KIWI_BENCH_LAT_SIZES+x}${KIWI_BENCH_Q8_SIZES+x}${KIWI_BENCH_CONFIGS:-}${KIWI_BENCH_BW_BYTES:-}" ]; then
+if [ -n "${KIWI_BENCH_WRITE_SIZES+x}${KIWI_BENCH_SR_SIZES+x}${KIWI_BENCH_LAT_SIZES+x}${KIWI_BENCH_Q8_SIZES+x}${KIWI_BENCH_CONFIGS:-}${KIWI_BENCH_BW_BYTES:-}${KIWI_BENCH_RLAT_SIZES:-}" ]; then
 	write_sizes=${KIWI_BENCH_WRITE_SIZES-$write_sizes}
 	sr_sizes=${KIWI_BENCH_SR_SIZES-$sr_sizes}
 	lat_sizes=${KIWI_BENCH_LAT_SIZES-$lat_sizes}
 	q8_sizes=${KIWI_BENCH_Q8_SIZES-$q8_sizes}
 	configs=${KIWI_BENCH_CONFIGS:-$configs}
+	rlat_sizes=${KIWI_BENCH_RLAT_SIZES:-}
 	bw_bytes=${KIWI_BENCH_BW_BYTES:-$bw_bytes}
 	doc=0
 fi
@@ -153,11 +159,12 @@ links_del() {
 
 # links_add CONFIG: kb0 on veth0 and kb1 on veth1 (from inside the netns).
 links_add() {
-	local prov crc= type d defer= fpdu=
+	local prov crc= type d defer= rresp= fpdu=
 	case $1 in
 	kiwi) prov=kiwi crc=off ;;
-	kiwi-inline) prov=kiwi crc=off defer=0 ;;
+	kiwi-inline) prov=kiwi crc=off defer=0 rresp=0 ;;
 	kiwi-defer[0-9]*) prov=kiwi crc=off defer=${1#kiwi-defer} ;;
+	kiwi-rresp[0-9]*) prov=kiwi crc=off rresp=${1#kiwi-rresp} ;;
 	kiwi-fpdu[0-9]*) prov=kiwi crc=off fpdu=${1#kiwi-fpdu} ;;
 	kiwi-crc) prov=kiwi crc=required ;;
 	siw) prov=siw ;;
@@ -169,6 +176,10 @@ links_add() {
 		[ -n "$rx_defer0" ] ||
 			rx_defer0=$(cat /sys/module/kiwi/parameters/rx_defer)
 		echo "${defer:-$rx_defer0}" > /sys/module/kiwi/parameters/rx_defer ||
+			return 1
+		[ -n "$rresp0" ] ||
+			rresp0=$(cat /sys/module/kiwi/parameters/rresp_defer)
+		echo "${rresp:-$rresp0}" > /sys/module/kiwi/parameters/rresp_defer ||
 			return 1
 	fi
 	type=$(nvmf_provider_type $prov)
@@ -190,6 +201,7 @@ links_add() {
 }
 
 rx_defer0=
+rresp0=
 
 # A fresh port per perftest run, so that no listener meets the TIME_WAIT
 # of the run before it.
@@ -285,27 +297,36 @@ rdma_config() {
 	done
 	# the deferral's A/B: bandwidth only, latency stays inline anyway
 	case ${c%-rps} in
-	kiwi-inline|kiwi-defer*|kiwi-fpdu*) ;;
+	kiwi-inline|kiwi-defer*|kiwi-rresp*|kiwi-fpdu*) ;;
 	*)
 		for s in $lat_sizes; do
 			record "$r" "$c" write_lat "$s" usec \
 				perf_run ib_write_lat "$s" "$(lat_iters "$s")" 5
 		done ;;
 	esac
+	# Read latency, only when asked for (KIWI_BENCH_RLAT_SIZES): where a
+	# Read Request's Responses are sent from
+	for s in $rlat_sizes; do
+		record "$r" "$c" read_lat "$s" usec \
+			perf_run ib_read_lat "$s" "$(lat_iters "$s")" 5
+	done
 	links_del > /dev/null 2>&1 ||
 		echo "perftest.sh: round $r $c: links did not go away" >&2
 }
 
-# iperf3_run SIZE [CPU]: MiB/s received, 2 s of writes of SIZE bytes;
-# with CPU, client and server both pinned to that CPU.
+# iperf3_run SIZE [CPU [STREAMS]]: MiB/s received, 2 s of writes of SIZE
+# bytes; with CPU, client and server both pinned to that CPU ("" for
+# neither); STREAMS parallel connections of one iperf3 process (-P), as
+# ib_write_bw -q 8 is one process over eight QPs.
 iperf3_run() {
-	local srv rc pin=()
+	local srv rc pin=() par=()
 	[ -n "${2:-}" ] && pin=(taskset -c "$2")
+	[ -n "${3:-}" ] && par=(-P "$3")
 	ip netns exec $ns timeout 60 "${pin[@]}" iperf3 -s -1 -B $srv_ip -p 5201 \
 		> /tmp/pb-iperf-srv.log 2>&1 &
 	srv=$!
 	wait_listening 5201 || { kill $srv; wait $srv; return 1; }
-	timeout 60 "${pin[@]}" iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J \
+	timeout 60 "${pin[@]}" iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J "${par[@]}" \
 		> /tmp/pb-iperf.json 2> /tmp/pb-iperf.err
 	rc=$?
 	wait $srv || rc=1
@@ -337,6 +358,10 @@ tcp_config() {
 	for s in $write_sizes; do
 		record "$r" "$n" tcp_bw "$s" MiB/s iperf3_run "$s"
 		record "$r" "$n" tcp_bw_1cpu "$s" MiB/s iperf3_run "$s" 0
+	done
+	# TCP's own scaling over eight connections, beside ib_write_bw -q 8
+	for s in $q8_sizes; do
+		record "$r" "$n" tcp_bw_p8 "$s" MiB/s iperf3_run "$s" "" 8
 	done
 	ip netns exec $ns sockperf sr --tcp -i $srv_ip \
 		-p 11111 -m 65536 \

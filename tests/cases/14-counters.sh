@@ -24,14 +24,15 @@
 #   a plain TCP listener that never answers the Request: one connect
 #     timeout (connect_timeout_ms lowered to 1.5 s for it)
 #   rping -V of 65000 B with rx_defer=1 (every arrival placed by rx_work):
-#     rx_deferred moves on both ends, bytes conserved; with rx_defer=0 it
-#     does not move.  The same two runs check the FPDU size: longer than
+#     rx_deferred moves on both ends, bytes conserved; with rx_defer=0 and
+#     rresp_defer=0 neither it nor rresp_deferred moves.  The same two runs check the FPDU size: longer than
 #     one MSS both ways with mpa_fpdu_max at its default on both devices,
 #     at most one MSS both ways once the initiator's is 0 (the two must
 #     agree)
-#   the same rping at the default rx_defer: the server's 65000-byte RDMA
-#     Reads arrive at kc0 in the softirq, which hands their Responses to
-#     the engine on another CPU (rresp_deferred moves on kc0 only)
+#   the same rping at the default rx_defer and rresp_defer: the server's
+#     65000-byte RDMA Reads arrive at kc0 in the softirq, which hands
+#     their Responses to the engine on another CPU (rresp_deferred moves
+#     on kc0 only)
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwictr
@@ -42,6 +43,7 @@ vpid=
 spid=
 old_timeout=
 old_defer=
+old_rresp=
 
 # every counter kiwi reports (Documentation/operability.md)
 names="tx_fpdus tx_bytes rx_fpdus rx_bytes crc_errors term_sent_rdmap
@@ -59,6 +61,8 @@ cleanup() {
 		echo "$old_timeout" > /sys/module/kiwi/parameters/connect_timeout_ms
 	[ -n "$old_defer" ] &&
 		echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
+	[ -n "$old_rresp" ] &&
+		echo "$old_rresp" > /sys/module/kiwi/parameters/rresp_defer
 	[ -d "$tr" ] && echo 0 > "$tr/events/kiwi/enable" 2>/dev/null
 	rdma_pair_teardown $ns kc1 kc0
 	rm -rf "$tmp"
@@ -490,10 +494,15 @@ tap_check "mpa_fpdu_max=65535 (the default) on both: FPDUs longer than one MSS b
 	fpdu_sizes 6 7 gt
 echo 0 > /sys/class/infiniband/kc0/mpa_fpdu_max
 echo 0 > /sys/module/kiwi/parameters/rx_defer
-tap_check "rx_defer=0: rping -V 65000 B x 5 kc0 -> kc1, all in the softirq" \
+old_rresp=$(cat /sys/module/kiwi/parameters/rresp_defer)
+echo 0 > /sys/module/kiwi/parameters/rresp_defer
+tap_check "rx_defer=0 rresp_defer=0: rping -V 65000 B x 5 kc0 -> kc1, all in the softirq" \
 	rping_pair 5 65000
 snaps 8
-tap_check "rx_defer=0: rx_deferred still on both ends" rping_deltas 7 8
+tap_check "rx_defer=0 rresp_defer=0: rx_deferred and rresp_deferred still on both ends" \
+	rping_deltas 7 8
+echo "$old_rresp" > /sys/module/kiwi/parameters/rresp_defer
+old_rresp=
 tap_check "mpa_fpdu_max=0 on the initiator only: FPDUs of at most one MSS both ways" \
 	fpdu_sizes 7 8 le
 echo 65535 > /sys/class/infiniband/kc0/mpa_fpdu_max
@@ -512,7 +521,7 @@ rresp_deltas() {
 	echo "rresp_deferred: kc0 +$c, kc1 +$s"
 	[ "$c" -ge 1 ] && [ "$s" -eq 0 ]
 }
-tap_check "default rx_defer: kc0's Read Responses sent from another CPU (rresp_deferred), none on kc1" \
+tap_check "default rx_defer and rresp_defer: kc0's Read Responses sent from another CPU (rresp_deferred), none on kc1" \
 	rresp_deltas 8 9
 elapsed "rx_defer"
 cleanup
