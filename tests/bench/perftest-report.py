@@ -299,7 +299,8 @@ Targets:
 %s
 
 Issue 15's targets (kiwi CRC off; TCP one vCPU: iperf3 client and server
-pinned to the same vCPU; rx_defer=0: every arrival placed in the softirq):
+pinned to the same vCPU; rx_defer=0: kiwi-inline, every arrival placed in
+the softirq and, with rresp_defer=0, every Read answered from there):
 
 %s""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
