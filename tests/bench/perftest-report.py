@@ -201,9 +201,10 @@ def issue15(med, rows, meta):
         # TCP's own: one iperf3 process, eight connections against one
         p8 = m_of(med, "tcp", "tcp_bw_p8", s)
         p1 = m_of(med, "tcp", "tcp_bw", s)
-        if ratio(p8, p1) is not None:
+        r = ratio(p8, p1)
+        if r is not None:
             out.append("- tcp iperf3 %s -P 8: %.1f MiB/s, -P 1 %.1f, P8/P1 "
-                       "%.2f" % (size_txt(s), p8, p1, ratio(p8, p1)))
+                       "%.2f" % (size_txt(s), p8, p1, r))
     for test, name, _ in TESTS[:3] + [("write_bw_q8", "ib_write_bw -q 8",
                                         None)]:
         for s in sorted({s for (c, t, s) in med

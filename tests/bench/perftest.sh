@@ -326,8 +326,8 @@ iperf3_run() {
 		> /tmp/pb-iperf-srv.log 2>&1 &
 	srv=$!
 	wait_listening 5201 || { kill $srv; wait $srv; return 1; }
-	timeout 60 "${pin[@]}" iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J "${par[@]}" \
-		> /tmp/pb-iperf.json 2> /tmp/pb-iperf.err
+	timeout 60 "${pin[@]}" iperf3 -c $srv_ip -p 5201 -l "$1" -t 2 -J \
+		"${par[@]}" > /tmp/pb-iperf.json 2> /tmp/pb-iperf.err
 	rc=$?
 	wait $srv || rc=1
 	[ $rc = 0 ] || { cat /tmp/pb-iperf.err >&2; return 1; }

@@ -25,10 +25,10 @@
 #     timeout (connect_timeout_ms lowered to 1.5 s for it)
 #   rping -V of 65000 B with rx_defer=1 (every arrival placed by rx_work):
 #     rx_deferred moves on both ends, bytes conserved; with rx_defer=0 and
-#     rresp_defer=0 neither it nor rresp_deferred moves.  The same two runs check the FPDU size: longer than
-#     one MSS both ways with mpa_fpdu_max at its default on both devices,
-#     at most one MSS both ways once the initiator's is 0 (the two must
-#     agree)
+#     rresp_defer=0 neither it nor rresp_deferred moves.  The same two
+#     runs check the FPDU size: longer than one MSS both ways with
+#     mpa_fpdu_max at its default on both devices, at most one MSS both
+#     ways once the initiator's is 0 (the two must agree)
 #   the same rping at the default rx_defer and rresp_defer: the server's
 #     65000-byte RDMA Reads arrive at kc0 in the softirq, which hands
 #     their Responses to the engine on another CPU (rresp_deferred moves
