@@ -83,6 +83,8 @@ for p in $pairs; do
 		nvmf_links_del > /dev/null 2>&1
 		continue
 	}
+	tap_check "$lab: iw_cm registered with iwpmd, iwpmd held meanwhile" \
+		iwpmd_register $NVMF_HOST_IP
 	if [ "$tgt" = siw ]; then
 		# siw's listener takes the host TCP port LIO already has
 		tap_check_fails "$lab: iSER on the portal fails (siw cannot map its port)" \

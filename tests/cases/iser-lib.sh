@@ -17,11 +17,9 @@ RD=$LIO/core/rd_mcp_7/kiwi_iser
 
 # --- the port mapper ----------------------------------------------------------
 
-IWPMD_PID=
 iwpmd_start() {
 	modprobe iw_cm || return 1
 	iwpmd -f > /tmp/iwpmd.log 2>&1 &
-	IWPMD_PID=$!
 	# its UDP socket for the peer's queries is the last thing it opens
 	wait_for 30 sh -c "ss -Hunl 'sport = :3935' | grep -q ." || {
 		cat /tmp/iwpmd.log
@@ -29,12 +27,50 @@ iwpmd_start() {
 	}
 }
 
+# iwpm_stack PID PATTERN: one of PID's threads sleeps in a kernel function
+# matching PATTERN.
+iwpm_stack() {
+	cat /proc/"$1"/task/*/stack 2> /dev/null | grep -Eq "$2"
+}
+
+# iwpmd_register ADDR: make iw_cm's port-mapper registration happen while
+# iwpmd is stopped.  Every iw_cm listen and connect first registers with
+# iwpmd (iwpm_register_pid, 6.1 and 6.12 alike), which multicasts its
+# request and only then records the request's buffer; an iwpmd answering
+# in that window makes the kernel dereference NULL in
+# iwpm_register_pid_cb (it did: the 6.1 initiator oopsed at the iSER
+# login in the two-host bench, storage.md).  So: wait until iwpmd has
+# announced itself (its main thread waits in select), stop it, start a
+# listener on ADDR (an iWARP device's address; rdma_server, one thread,
+# synchronous), wait until it sleeps in iwpm_wait_complete_req (the
+# buffer is recorded by then) and let iwpmd go on.  Once registered,
+# later listens and connects do not register again while this iwpmd runs.
+iwpmd_register() {
+	local addr=$1 pid rp rv=0
+	# the daemon itself: iwpmd forks away from the shell's child
+	pid=$(pgrep -xo iwpmd) || return 1
+	kiwi_provider_env
+	wait_for 30 iwpm_stack "$pid" 'do_select|core_sys_select' || return 1
+	kill -STOP "$pid" || return 1
+	rdma_server -s "$addr" -p 7998 &
+	rp=$!
+	# the registration; else, already registered, the listen's own
+	# mapping request (iwpmd answers that too); else the listen done (the
+	# kernel knows no port mapper: nothing to race with)
+	wait_for 20 iwpm_stack $rp 'iwpm_wait_complete_req|ucma_get_event' || rv=1
+	kill -CONT "$pid"
+	# listening: the registration went through
+	wait_for 20 iwpm_stack $rp 'ucma_get_event' || rv=1
+	kill $rp 2> /dev/null
+	wait $rp 2> /dev/null
+	return $rv
+}
+
 # Every iwpmd, not only the last one started.  One left running keeps the
 # kernel's port-mapper client registered, and every later rdma_cm connect
 # then waits 10 s for a mapping that the peer's (absent) iwpmd never
 # answers: 65-apps ran out of time after 53-iser on 6.12.
 iwpmd_stop() {
-	IWPMD_PID=
 	pkill -x iwpmd 2>/dev/null || return 0
 	wait_for 10 sh -c '! pgrep -x iwpmd' && return 0
 	echo "iwpmd_stop: iwpmd outlived SIGTERM; SIGKILL" >&2

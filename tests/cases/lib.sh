@@ -227,8 +227,6 @@ kiwi_counts_zero() {
 	return $bad
 }
 
-# Let libibverbs find kiwi's provider from the build tree when it is not
-# installed (rdma-core honours RDMAV_DRIVERS for an absolute path prefix).
 # set_mpa_crc POLICY DEV...: each kiwi device's MPA CRC policy for new
 # connections (off, preferred, required).
 set_mpa_crc() {
@@ -239,6 +237,8 @@ set_mpa_crc() {
 	done
 }
 
+# Let libibverbs find kiwi's provider from the build tree when it is not
+# installed (rdma-core honours RDMAV_DRIVERS for an absolute path prefix).
 kiwi_provider_env() {
 	if [ -e "$KIWI_PROVIDER_DIR/libkiwi-rdmav34.so" ]; then
 		export RDMAV_DRIVERS=$KIWI_PROVIDER_DIR/libkiwi

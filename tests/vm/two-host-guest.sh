@@ -311,6 +311,8 @@ step_iser() {
 	local side=$1 id=$2 b0 b1 ok=1 disk= size=2M min
 	b0=$(th_bytes)
 	tap_check "iSER: iwpmd runs" iwpmd_start || ok=0
+	[ $ok = 1 ] && { tap_check "iSER: iw_cm registered with iwpmd, iwpmd held meanwhile" \
+		iwpmd_register "$me" || ok=0; }
 	if [ "$side" = server ]; then
 		NVMF_TGT_IP=$me
 		NP=$TPG/np/$me:$ISER_PORT
