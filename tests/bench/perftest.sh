@@ -254,7 +254,11 @@ perf_run() {
 	if [ $rc != 0 ] || ! [[ $v =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
 		echo "perftest.sh: $tool -s $size failed (status $rc, value '$v')" >&2
 		tail -n 5 /tmp/pb-srv.log | sed 's/^/  srv: /' >&2
-		tail -n 5 /tmp/pb-cli.log | sed 's/^/  cli: /' >&2
+		tail -n 20 /tmp/pb-cli.log | sed 's/^/  cli: /' >&2
+		# what the devices and the kernel saw of it (a failed connect:
+		# the MPA and timeout counters, rdma_cm's and kiwi's messages)
+		rdma statistic show 2>&1 | sed 's/^/  stat: /' >&2
+		dmesg | tail -n 15 | sed 's/^/  dmesg: /' >&2
 		return 1
 	fi
 	val=$v
