@@ -127,6 +127,12 @@ slub=${KIWI_VM_SLUB_DEBUG:-FZPU}
 [ "$slub" = off ] || cmdline+=" slub_debug=$slub"
 cmdline+=" nokaslr mitigations=off"
 cmdline+=" tsc=reliable no_timer_check"
+# One CPU until stage 1 onlines the others (initramfs-init): the boot's
+# late static-key flips (sched_clock "Marking stable") patch code that
+# every interrupt runs, and TCG once let the other vCPU run a stale int3
+# from that patch after the patching had ended (6.12, 2026-12-05: "Oops:
+# int3" in sched_clock_cpu, a guest that never ran its command).
+cmdline+=" maxcpus=1"
 # TCG's guest TSC ticks at the host's TSC rate.  The guest measures it at
 # boot against the PIT, and a busy host can make that read 45 times too
 # low (seen: 46.5 MHz for 2096), so that the guest clock runs 45 times
