@@ -257,7 +257,10 @@ perf_run() {
 		tail -n 20 /tmp/pb-cli.log | sed 's/^/  cli: /' >&2
 		# what the devices and the kernel saw of it (a failed connect:
 		# the MPA and timeout counters, rdma_cm's and kiwi's messages)
-		rdma statistic show 2>&1 | sed 's/^/  stat: /' >&2
+		# (per link: one device without counters, siw, fails the lot)
+		for d in kb0 kb1; do
+			rdma statistic show link $d/1 2>&1 | sed "s/^/  stat $d: /" >&2
+		done
 		dmesg | tail -n 15 | sed 's/^/  dmesg: /' >&2
 		return 1
 	fi
