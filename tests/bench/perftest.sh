@@ -256,8 +256,9 @@ perf_run() {
 		tail -n 5 /tmp/pb-srv.log | sed 's/^/  srv: /' >&2
 		tail -n 20 /tmp/pb-cli.log | sed 's/^/  cli: /' >&2
 		# what the devices and the kernel saw of it (a failed connect:
-		# the MPA and timeout counters, rdma_cm's and kiwi's messages)
-		# (per link: one device without counters, siw, fails the lot)
+		# the MPA and timeout counters, rdma_cm's and kiwi's messages);
+		# per link, since one device without counters (siw) fails the
+		# whole listing
 		for d in kb0 kb1; do
 			rdma statistic show link $d/1 2>&1 | sed "s/^/  stat $d: /" >&2
 		done

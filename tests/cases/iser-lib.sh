@@ -27,9 +27,9 @@ iwpmd_start() {
 	}
 }
 
-# iwpm_stack PID PATTERN: one of PID's threads sleeps in a kernel function
+# stack_has PID PATTERN: one of PID's threads sleeps in a kernel function
 # matching PATTERN.
-iwpm_stack() {
+stack_has() {
 	cat /proc/"$1"/task/*/stack 2> /dev/null | grep -Eq "$2"
 }
 
@@ -50,17 +50,17 @@ iwpmd_register() {
 	# the daemon itself: iwpmd forks away from the shell's child
 	pid=$(pgrep -xo iwpmd) || return 1
 	kiwi_provider_env
-	wait_for 30 iwpm_stack "$pid" 'do_select|core_sys_select' || return 1
+	wait_for 30 stack_has "$pid" 'do_select|core_sys_select' || return 1
 	kill -STOP "$pid" || return 1
 	rdma_server -s "$addr" -p 7998 &
 	rp=$!
 	# the registration; else, already registered, the listen's own
 	# mapping request (iwpmd answers that too); else the listen done (the
 	# kernel knows no port mapper: nothing to race with)
-	wait_for 20 iwpm_stack $rp 'iwpm_wait_complete_req|ucma_get_event' || rv=1
+	wait_for 20 stack_has $rp 'iwpm_wait_complete_req|ucma_get_event' || rv=1
 	kill -CONT "$pid"
 	# listening: the registration went through
-	wait_for 20 iwpm_stack $rp 'ucma_get_event' || rv=1
+	wait_for 20 stack_has $rp 'ucma_get_event' || rv=1
 	kill $rp 2> /dev/null
 	wait $rp 2> /dev/null
 	return $rv
