@@ -88,6 +88,7 @@ static struct verbs_context *kiwi_alloc_context(struct ibv_device *ibdev,
 		goto fail;
 	}
 	ctx->dev_id = resp.drv.dev_id;
+	ctx->db_ioctl = 1;
 	ctx->max_sge = resp.drv.max_sge < KIWI_MAX_SGE ?
 		       resp.drv.max_sge : KIWI_MAX_SGE;
 	ctx->max_inline = resp.drv.max_inline < KIWI_MAX_INLINE ?

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "kiwi-verbs-private.h"
 #include "kiwi-abi.h"
@@ -65,6 +67,11 @@ struct kiwi_context {
 	uint32_t dev_id;
 	uint32_t max_sge;	/* min(kernel's, KIWI_MAX_SGE) */
 	uint32_t max_inline;	/* min(kernel's, KIWI_MAX_INLINE) */
+	/*
+	 * 1 while the kernel takes the doorbell method; 0 once it answered
+	 * EPROTONOSUPPORT (a kiwi.ko older than the method).
+	 */
+	int db_ioctl;
 };
 
 /* A mapped ring: `num' slots of `slot_size' bytes, then a control block. */
@@ -127,6 +134,14 @@ _Static_assert(sizeof(struct kiwi_db_cmd) ==
 	       sizeof(struct ib_uverbs_cmd_hdr) +
 	       sizeof(struct ib_uverbs_post_send), "doorbell command layout");
 
+/* the doorbell method (kiwi-abi.h): the ioctl header and its one attribute */
+struct kiwi_db_ioctl {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr qp;
+};
+_Static_assert(offsetof(struct kiwi_db_ioctl, qp) ==
+	       sizeof(struct ib_uverbs_ioctl_hdr), "doorbell ioctl layout");
+
 struct kiwi_qp {
 	struct ibv_qp ibv_qp;
 	uint32_t id;
@@ -141,10 +156,11 @@ struct kiwi_qp {
 	struct kiwi_sq_ctrl *sq_ctrl;	/* after the last SQ slot */
 	struct kiwi_rq_ctrl *rq_ctrl;	/* after the last RQ slot; NULL with an SRQ */
 	/*
-	 * The SQ doorbell: IB_USER_VERBS_CMD_POST_SEND without work
-	 * requests, by write() on the command fd (ib_uverbs' legacy path is
-	 * a good deal shorter than the ioctl one rdma-core would take).
+	 * The SQ doorbell: kiwi's ioctl method, or on an older kiwi.ko
+	 * IB_USER_VERBS_CMD_POST_SEND without work requests by write() (the
+	 * legacy path, which allocates a WR buffer per call in the kernel).
 	 */
+	struct kiwi_db_ioctl db_ioctl;
 	struct kiwi_db_cmd db;
 	struct ib_uverbs_post_send_resp db_resp;
 };

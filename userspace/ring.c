@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -289,13 +290,26 @@ static int kiwi_build_sqe(struct kiwi_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /*
- * Tell the kernel the SQ has new work: a legacy POST_SEND command with no
- * work requests, which ib_uverbs hands to kiwi's post_send() as a NULL list.
+ * Tell the kernel the SQ has new work: kiwi's doorbell method, or where
+ * the kernel lacks it a legacy POST_SEND command with no work requests,
+ * which ib_uverbs hands to kiwi's post_send() as a NULL list.  Either
+ * fails as post_send() does (EINVAL in RESET, EIO once the device went).
  */
 static int kiwi_ring_doorbell(struct kiwi_qp *qp)
 {
-	ssize_t n = write(qp->ibv_qp.context->cmd_fd, &qp->db,
-			  sizeof(qp->db));
+	struct ibv_context *ibctx = qp->ibv_qp.context;
+	struct kiwi_context *ctx = kiwi_ctx(ibctx);
+	ssize_t n;
+
+	if (__atomic_load_n(&ctx->db_ioctl, __ATOMIC_RELAXED)) {
+		if (!ioctl(ibctx->cmd_fd, RDMA_VERBS_IOCTL, &qp->db_ioctl))
+			return 0;
+		if (errno != EPROTONOSUPPORT)
+			return errno;
+		kiwi_log(ctx, "kernel has no doorbell method: POST_SEND instead\n");
+		__atomic_store_n(&ctx->db_ioctl, 0, __ATOMIC_RELAXED);
+	}
+	n = write(ibctx->cmd_fd, &qp->db, sizeof(qp->db));
 
 	if (n == (ssize_t)sizeof(qp->db))
 		return 0;

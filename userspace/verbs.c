@@ -218,6 +218,13 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 	qp->rq_ctrl = qp->rq.map ?
 		(struct kiwi_rq_ctrl *)(qp->rqe + qp->rq.num) : NULL;
 	qp->sq_sig_all = attr->sq_sig_all;
+	qp->db_ioctl.hdr.length = sizeof(qp->db_ioctl);
+	qp->db_ioctl.hdr.object_id = UVERBS_OBJECT_QP;
+	qp->db_ioctl.hdr.method_id = KIWI_IB_METHOD_QP_DOORBELL;
+	qp->db_ioctl.hdr.num_attrs = 1;
+	qp->db_ioctl.hdr.driver_id = KIWI_DRIVER_ID;
+	qp->db_ioctl.qp.attr_id = KIWI_IB_ATTR_DOORBELL_QP;
+	qp->db_ioctl.qp.data = qp->ibv_qp.handle;
 	qp->db.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	qp->db.hdr.in_words = sizeof(qp->db) / 4;
 	qp->db.hdr.out_words = sizeof(qp->db_resp) / 4;

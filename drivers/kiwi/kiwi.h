@@ -18,6 +18,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iw_cm.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include <uapi/kiwi-abi.h>
 
@@ -585,6 +586,7 @@ void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
 
 /* device.c */
 extern const struct ib_device_ops kiwi_dev_ops;
+extern const struct uapi_definition kiwi_uapi_defs[];
 void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type);
 
 /* mem.c */

@@ -335,6 +335,8 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 	/* iwpmd maps our ports only when asked (port_map, device.c) */
 	ibdev->iw_driver_flags = kiwi_port_map ? 0 : IW_F_NO_PORT_MAP;
 	ib_set_device_ops(ibdev, &kiwi_dev_ops);
+	/* the SQ doorbell's ioctl method (uapi.c) */
+	ibdev->driver_def = kiwi_uapi_defs;
 }
 
 static int kiwi_newlink(const char *name, struct net_device *ndev)

@@ -202,6 +202,24 @@ struct kiwi_rq_ctrl {
 /* Where `alive' lies in every control block. */
 #define KIWI_CTRL_ALIVE_OFFSET	60
 
+/*
+ * The SQ doorbell as a driver method of ib_uverbs' ioctl interface
+ * (RDMA_VERBS_IOCTL on the command fd): object UVERBS_OBJECT_QP, method
+ * KIWI_IB_METHOD_QP_DOORBELL, one attribute, the QP's handle.  It does
+ * what POST_SEND without work requests does, without the per-call buffer
+ * the legacy command allocates.  Added within ABI version 1: an older
+ * kiwi.ko answers EPROTONOSUPPORT, and the provider then rings with
+ * POST_SEND as before.  IDs in the driver's namespace (UVERBS_ID_NS_SHIFT
+ * of <rdma/ib_user_ioctl_cmds.h>, which is 12).
+ */
+enum kiwi_ib_qp_methods {
+	KIWI_IB_METHOD_QP_DOORBELL = 1U << 12,
+};
+
+enum kiwi_ib_doorbell_attrs {
+	KIWI_IB_ATTR_DOORBELL_QP = 1U << 12,
+};
+
 /* ib_uverbs driver data: requests (provider -> kernel) and responses. */
 
 struct kiwi_uresp_alloc_ctx {

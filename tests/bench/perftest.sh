@@ -26,6 +26,9 @@
 #   kiwi-rrespN  kiwi with rresp_defer=N, the same way
 #   kiwi-fpduN  kiwi with mpa_fpdu_max=N on both devices (FPDUs of up
 #             to N bytes; 0: one MSS), the same way
+#   kiwi-dbwrite  kiwi with the provider ringing the SQ doorbell by
+#             the legacy POST_SEND command (tests/verbs/build/
+#             libdb-legacy.so), the A/B of the doorbell method, the same way
 #   NAME-rps  any of these with receive packet steering over all vCPUs
 #             on both veths (rps_cpus), the same way
 # Per configuration: ib_write_bw, ib_send_bw, ib_read_bw at the bandwidth
@@ -166,6 +169,7 @@ links_add() {
 	kiwi-defer[0-9]*) prov=kiwi crc=off defer=${1#kiwi-defer} ;;
 	kiwi-rresp[0-9]*) prov=kiwi crc=off rresp=${1#kiwi-rresp} ;;
 	kiwi-fpdu[0-9]*) prov=kiwi crc=off fpdu=${1#kiwi-fpdu} ;;
+	kiwi-dbwrite) prov=kiwi crc=off ;;
 	kiwi-crc) prov=kiwi crc=required ;;
 	siw) prov=siw ;;
 	siw-crc) prov=siwcrc ;;
@@ -289,6 +293,15 @@ rdma_config() {
 		links_del > /dev/null 2>&1
 		return
 	fi
+	# every perftest process of this configuration rings the old way
+	if [ "${c%-rps}" = kiwi-dbwrite ]; then
+		[ -f "$root/tests/verbs/build/libdb-legacy.so" ] || {
+			echo "perftest.sh: build tests/verbs first (kiwi-dbwrite)" >&2
+			links_del > /dev/null 2>&1
+			return
+		}
+		export LD_PRELOAD=$root/tests/verbs/build/libdb-legacy.so
+	fi
 	for s in $write_sizes; do
 		record "$r" "$c" write_bw "$s" MiB/s \
 			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4
@@ -318,6 +331,7 @@ rdma_config() {
 		record "$r" "$c" read_lat "$s" usec \
 			perf_run ib_read_lat "$s" "$(lat_iters "$s")" 5
 	done
+	unset LD_PRELOAD
 	links_del > /dev/null 2>&1 ||
 		echo "perftest.sh: round $r $c: links did not go away" >&2
 }

@@ -44,6 +44,22 @@ for crc in $crcs; do
 		tap_program "crc $crc" 240 "$bin" $ns $srv_ip kiwifp0 kiwifp1
 done
 
+# A kiwi.ko without the doorbell method (older than the provider): the
+# shim refuses the method as ib_uverbs would, and libkiwi rings with
+# POST_SEND instead; the same checks must pass.
+legacy=$KIWI_ROOT/tests/verbs/build/libdb-legacy.so
+log=/tmp/kiwifp-db-legacy.log
+rm -f $log
+if [ -f "$legacy" ]; then
+	KIWI_FP_SHAPE_DEV=veth0 LD_PRELOAD=$legacy KIWI_DB_LEGACY_LOG=$log \
+		tap_program "crc $crc, doorbell by POST_SEND" 240 "$bin" $ns \
+		$srv_ip kiwifp0 kiwifp1
+	tap_check "the POST_SEND run went through the shim (its method refused)" \
+		grep -qx refused $log
+else
+	tap_fail "tests/verbs/build/libdb-legacy.so built"
+fi
+
 cleanup
 tap_check "object counts back to zero" kiwi_counts_zero
 tap_done

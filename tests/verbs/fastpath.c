@@ -34,9 +34,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
+#include "kiwi-abi.h"
 #include "kiwi-tap.h"
 #include "common.h"
 
@@ -405,6 +409,54 @@ static void test_doorbell_idle(struct conn *c, struct ibv_cq *scq)
 	ok(before >= 0 && after - before == 10,
 	   "a single post on an idle QP rings exactly one doorbell (10 posts, %lld doorbells)",
 	   after - before);
+}
+
+/*
+ * kiwi's doorbell method (kiwi-abi.h) called by hand, past the provider
+ * and any LD_PRELOAD shim (syscall()): on the QP it rings once; a handle
+ * that names nothing, a CQ's handle and a call without the handle fail
+ * with ib_uverbs' errors and ring nothing.
+ */
+static int db_method(struct ibv_context *ctx, uint32_t handle, int nattrs)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr qp;
+	} cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.hdr.length = sizeof(cmd.hdr) + nattrs * sizeof(cmd.qp);
+	cmd.hdr.object_id = UVERBS_OBJECT_QP;
+	cmd.hdr.method_id = KIWI_IB_METHOD_QP_DOORBELL;
+	cmd.hdr.num_attrs = nattrs;
+	cmd.hdr.driver_id = KIWI_DRIVER_ID;
+	cmd.qp.attr_id = KIWI_IB_ATTR_DOORBELL_QP;
+	cmd.qp.data = handle;
+	if (syscall(SYS_ioctl, ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd))
+		return errno;
+	return 0;
+}
+
+static void test_doorbell_method(struct conn *c)
+{
+	long long before, mid, after;
+	int rv, nobj, wrong, none;
+
+	usleep(100000);
+	before = doorbells();
+	rv = db_method(cctx, c->cqp->handle, 1);
+	mid = doorbells();
+	ok(rv == 0 && before >= 0 && mid - before == 1,
+	   "the doorbell method on an idle connected QP: status %d, %lld doorbell(s)",
+	   rv, mid - before);
+	nobj = db_method(cctx, 0x7fffffff, 1);
+	wrong = db_method(cctx, c->cscq->handle, 1);
+	none = db_method(cctx, c->cqp->handle, 0);
+	after = doorbells();
+	ok(nobj == ENOENT && wrong == EINVAL && none == EINVAL &&
+	   after == mid,
+	   "the doorbell method refuses a made-up handle (%s), a CQ's (%s) and no handle (%s), ringing nothing (%lld)",
+	   strerror(nobj), strerror(wrong), strerror(none), after - mid);
 }
 
 /*
@@ -1233,6 +1285,7 @@ int main(int argc, char **argv)
 
 	if (up1) {
 		test_doorbell_idle(&c1, c_scq);
+		test_doorbell_method(&c1);
 		test_doorbell_burst(&c1, c_scq);
 		test_doorbell_jitter(&c1);
 		test_inline(&c1, c_scq, s_rcq);
