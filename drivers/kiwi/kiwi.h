@@ -586,8 +586,10 @@ void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
 
 /* device.c */
 extern const struct ib_device_ops kiwi_dev_ops;
-extern const struct uapi_definition kiwi_uapi_defs[];
 void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type);
+
+/* uapi.c: ib_uverbs driver methods (the SQ doorbell) */
+extern const struct uapi_definition kiwi_uapi_defs[];
 
 /* mem.c */
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
