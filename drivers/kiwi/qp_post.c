@@ -183,6 +183,16 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->user) {
 		kiwi_doorbell_count();
 		kiwi_stat_inc(qp->kdev, KIWI_STAT_DOORBELLS);
+		/*
+		 * The common case without qp->lock: in RTS the doorbell only
+		 * starts the engine, which looks at the state under the lock
+		 * itself; the state may change right after the check either
+		 * way.
+		 */
+		if (READ_ONCE(qp->state) == IB_QPS_RTS) {
+			kiwi_tx_doorbell(qp);
+			return 0;
+		}
 	}
 
 	spin_lock_irqsave(&qp->lock, flags);

@@ -23,7 +23,7 @@ void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new)
 	lockdep_assert_held(&qp->lock);
 	if (qp->state != new)
 		trace_kiwi_qp_state(qp->ibqp.qp_num, qp->state, new);
-	qp->state = new;
+	WRITE_ONCE(qp->state, new);
 }
 
 /* Complete every posted WR of a ring with IB_WC_WR_FLUSH_ERR. */

@@ -98,23 +98,32 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
  * orders this against the state changes that clear the word).  Returns
  * whether the word was set.
  */
-static bool kiwi_tx_busy_set(struct kiwi_qp *qp)
+static bool kiwi_tx_busy_mark(struct kiwi_qp *qp)
 {
 	struct kiwi_sq_ctrl *ctrl = kiwi_ring_ctrl(&qp->sq);
-	unsigned long flags;
 	bool busy;
 
-	if (!qp->user)
-		return false;
-	spin_lock_irqsave(&qp->lock, flags);
+	lockdep_assert_held(&qp->lock);
 	busy = qp->state == IB_QPS_RTS &&
 	       test_bit(KIWI_EF_ON, &qp->eflags) &&
 	       !test_bit(KIWI_EF_TX_STOP, &qp->eflags) &&
 	       !test_bit(KIWI_EF_HOLD, &qp->eflags) &&
 	       !test_bit(KIWI_EF_RX_DEAD, &qp->eflags) &&
 	       !test_bit(KIWI_EF_TERM, &qp->eflags);
-	if (busy)
+	if (busy && !READ_ONCE(ctrl->engine_busy))
 		WRITE_ONCE(ctrl->engine_busy, 1);
+	return busy;
+}
+
+static bool kiwi_tx_busy_set(struct kiwi_qp *qp)
+{
+	unsigned long flags;
+	bool busy;
+
+	if (!qp->user)
+		return false;
+	spin_lock_irqsave(&qp->lock, flags);
+	busy = kiwi_tx_busy_mark(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return busy;
 }
@@ -143,16 +152,11 @@ void kiwi_tx_busy_clear(struct kiwi_qp *qp)
  */
 static bool kiwi_tx_idle(struct kiwi_qp *qp)
 {
-	unsigned long flags;
-	bool posted;
-
 	if (!qp->user)
 		return true;
 	kiwi_tx_busy_clear(qp);
-	spin_lock_irqsave(&qp->lock, flags);
-	posted = kiwi_sq_next_posted(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return !posted || !kiwi_tx_busy_set(qp);
+	/* sq_cons is the engine's while it runs (flushes wait for it) */
+	return !kiwi_sq_next_posted(qp) || !kiwi_tx_busy_set(qp);
 }
 
 /* ---- SQ work requests ---- */
@@ -332,8 +336,15 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	u32 reads;
 	u8 st;
 
-	spin_lock_irqsave(&qp->lock, flags);
+	/*
+	 * Nothing posted: no need for the lock (sq_cons is the engine's
+	 * while it runs; a post that comes later rings the doorbell or is
+	 * seen by kiwi_tx_idle()).
+	 */
 	qp->txs->ord_wait = false;
+	if (!kiwi_sq_next_posted(qp))
+		return KIWI_NEXT_NONE;
+	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->state != IB_QPS_RTS)
 		goto none;
 	slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
@@ -358,6 +369,9 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	}
 	kiwi_slot_set(&slot->flags, 0);
 	w->seq = qp->sq_cons++;
+	/* the engine comes back for the next SQE: posts may skip the doorbell */
+	if (qp->user)
+		kiwi_tx_busy_mark(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	/* a kernel QP's WR was traced when posted */
 	if (qp->user && trace_kiwi_wr_post_enabled())
@@ -485,6 +499,12 @@ static int kiwi_tx_msg(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u32 room)
 	return 0;
 }
 
+/* a Read Response is being sent or waits (a snapshot) */
+static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
+{
+	return READ_ONCE(qp->ird_tail) != READ_ONCE(qp->ird_head);
+}
+
 /*
  * Next FPDU of the oldest Read Response: 1, or 0 if none is due,
  * -ENOSPC if the batch has no room, -ESTALE if its source is no longer
@@ -501,11 +521,10 @@ static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 	u32 len;
 	int rv;
 
-	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->ird_tail == qp->ird_head) {
-		spin_unlock_irqrestore(&qp->lock, flags);
+	/* none due: rx kicks the engine after it queues a Request */
+	if (!kiwi_tx_rresp_due(qp))
 		return 0;
-	}
+	spin_lock_irqsave(&qp->lock, flags);
 	e = &qp->irdq[qp->ird_tail & qp->ird_mask];
 	spin_unlock_irqrestore(&qp->lock, flags);
 
@@ -559,12 +578,6 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 	return kiwi_fpdu_add(txs, &h, &none, 0);
 }
 
-/* a Read Response is being sent or waits (a snapshot) */
-static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
-{
-	return READ_ONCE(qp->ird_tail) != READ_ONCE(qp->ird_head);
-}
-
 /*
  * Fill the batch: RTR first, then Read Responses before SQ work, one
  * FPDU at a time.  Returns FPDUs added or -errno (local failure).
@@ -580,7 +593,8 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 	while ((room = kiwi_batch_room(txs))) {
 		if (test_bit(KIWI_EF_RX_DEAD, &qp->eflags))
 			break;
-		if (test_and_clear_bit(KIWI_EF_RTR_SEND, &qp->eflags)) {
+		if (test_bit(KIWI_EF_RTR_SEND, &qp->eflags) &&
+		    test_and_clear_bit(KIWI_EF_RTR_SEND, &qp->eflags)) {
 			rv = kiwi_tx_rtr(qp);
 			if (rv)
 				return rv;
@@ -662,13 +676,15 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	    test_bit(KIWI_EF_TX_STOP, &qp->eflags))
 		return;
 	txs = qp->txs;
-	clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+	/* only the engine sets it: no atomic unless it is set */
+	if (test_bit(KIWI_EF_WAIT_SPACE, &qp->eflags))
+		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
 	/*
-	 * Busy from here on, except where the loop stops looking at the SQ:
-	 * a wait for write space or ORD credit and the budget's re-kick
-	 * come back by themselves; all other ways out clear it.
+	 * Busy once an SQE is taken (kiwi_tx_take()), except where the loop
+	 * stops looking at the SQ: a wait for write space or ORD credit and
+	 * the budget's re-kick come back by themselves; all other ways out
+	 * clear it.
 	 */
-	kiwi_tx_busy_set(qp);
 	for (;;) {
 		if (txs->niov) {
 			sent += txs->bytes;
