@@ -435,13 +435,21 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 			return -ESTALE;
 		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
 			(txs->more ? MSG_MORE : 0);
-		if (txs->npg)
+		if (txs->npg) {
 			rv = kiwi_batch_send_zc(txs, sk, msg.msg_flags);
-		else
-			rv = kernel_sendmsg(qp->sock, &msg,
-					    &txs->iov[txs->iov_done],
-					    txs->niov - txs->iov_done,
-					    txs->bytes);
+		} else {
+			/*
+			 * Straight to TCP, as the zero-copy path does: the
+			 * socket layers kernel_sendmsg() passes through
+			 * (LSM hooks, inet_sendmsg()) have nothing to decide
+			 * for a connected kernel socket, and cost a latency
+			 * path several calls per message.
+			 */
+			iov_iter_kvec(&msg.msg_iter, WRITE,
+				      &txs->iov[txs->iov_done],
+				      txs->niov - txs->iov_done, txs->bytes);
+			rv = tcp_sendmsg(sk, &msg, txs->bytes);
+		}
 		if (rv > 0) {
 			txs->bytes -= rv;
 			while (rv) {
