@@ -246,14 +246,71 @@ u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	return kiwi_cur_span(cur, min(left, max), room);
 }
 
+/* len payload bytes from cur into the batch and the FPDU's CRC */
+static int kiwi_fpdu_payload_add(struct kiwi_txs *txs, struct kiwi_cur *cur,
+				 u32 take)
+{
+	void *p;
+	u32 m;
+
+	while (take) {
+		m = kiwi_cur_piece(cur, take, &p);
+		if (WARN_ON_ONCE(!m))
+			return -EFAULT;
+		if (!p) {
+			/*
+			 * Invalidated or re-mapped under us: frame zeros (no
+			 * address of the new mapping is known), and never
+			 * send this batch.
+			 */
+			txs->stale = true;
+			p = page_address(ZERO_PAGE(0));
+		}
+		kiwi_payload_add(txs, cur, p, m);
+		cur->off += m;
+		take -= m;
+	}
+	return 0;
+}
+
+/*
+ * Without Markers: header, payload, pad and CRC, with one call into the
+ * protocol core for each side of the payload (kiwi_tx_head()).
+ */
+static int kiwi_fpdu_add_plain(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+			       struct kiwi_cur *cur, u32 len)
+{
+	u8 *fb = txs->fbuf + txs->flen;
+	int n, rv;
+
+	/* kiwi_batch_room() left KIWI_TX_FRAME_MAX for each side */
+	BUILD_BUG_ON(KIWI_WIRE_HDR_MAX > KIWI_TX_FRAME_MAX);
+	n = kiwi_tx_head(&txs->fr, h, len, fb, KIWI_TX_FRAME_MAX);
+	if (n < 0)
+		return n;
+	txs->nfpdu++;
+	txs->payload += len;
+	txs->flen += n;
+	kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
+	rv = kiwi_fpdu_payload_add(txs, cur, len);
+	if (rv)
+		return rv;
+	fb = txs->fbuf + txs->flen;
+	n = kiwi_tx_tail(&txs->fr, fb);
+	txs->flen += n;
+	kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
+	return 0;
+}
+
 /* Frame one FPDU of h around len payload bytes from cur into the batch. */
 int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		  struct kiwi_cur *cur, u32 len)
 {
-	u32 take, n, m;
-	void *p;
+	u32 take, n;
 	int rv;
 
+	if (!txs->fr.markers)
+		return kiwi_fpdu_add_plain(txs, h, cur, len);
 	rv = kiwi_tx_begin(&txs->fr, h, len);
 	if (rv)
 		return rv;
@@ -267,23 +324,9 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 			txs->flen += n;
 			kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
 		}
-		while (take) {
-			m = kiwi_cur_piece(cur, take, &p);
-			if (WARN_ON_ONCE(!m))
-				return -EFAULT;
-			if (!p) {
-				/*
-				 * Invalidated or re-mapped under us: frame
-				 * zeros (no address of the new mapping is
-				 * known), and never send this batch.
-				 */
-				txs->stale = true;
-				p = page_address(ZERO_PAGE(0));
-			}
-			kiwi_payload_add(txs, cur, p, m);
-			cur->off += m;
-			take -= m;
-		}
+		rv = kiwi_fpdu_payload_add(txs, cur, take);
+		if (rv)
+			return rv;
 	}
 	return 0;
 }

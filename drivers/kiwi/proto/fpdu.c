@@ -406,6 +406,41 @@ u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload)
 	return n;
 }
 
+int kiwi_tx_head(struct kiwi_tx *tx, const struct kiwi_hdr *h,
+		 u32 payload_len, u8 *buf, u32 cap)
+{
+	int n;
+
+	if (tx->state != KIWI_TXS_IDLE || tx->markers)
+		return -EINVAL;
+	n = kiwi_hdr_encode(h, payload_len, buf, cap);
+	if (n < 0)
+		return n;
+	tx->pad = kiwi_pad(n - KIWI_MPA_LEN_SIZE + payload_len);
+	tx->crc = ~0U;
+	if (tx->crc_on)
+		tx->crc = crc32c(tx->crc, buf, n);
+	tx->pos += n + payload_len;
+	return n;
+}
+
+u32 kiwi_tx_tail(struct kiwi_tx *tx, u8 *buf)
+{
+	u32 c = 0, i;
+
+	for (i = 0; i < tx->pad; i++)
+		buf[i] = 0;
+	if (tx->crc_on)
+		c = ~crc32c(tx->crc, buf, tx->pad);
+	buf[i] = c & 0xff;
+	buf[i + 1] = (c >> 8) & 0xff;
+	buf[i + 2] = (c >> 16) & 0xff;
+	buf[i + 3] = c >> 24;
+	i += KIWI_MPA_CRC_SIZE;
+	tx->pos += i;
+	return i;
+}
+
 u32 kiwi_tx_wire_len(const struct kiwi_tx *tx, const struct kiwi_hdr *h,
 		     u32 payload_len)
 {

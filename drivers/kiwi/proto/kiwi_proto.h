@@ -333,6 +333,19 @@ int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
  */
 u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload);
 
+/*
+ * Without Markers an FPDU's framing is the header before its payload and
+ * pad plus CRC after it, written in one call each rather than through
+ * kiwi_tx_next(): kiwi_tx_head() writes the header into buf (at most cap
+ * bytes) and returns its length or -errno (-EINVAL with Markers or an
+ * FPDU in progress); the caller accounts the payload as for
+ * kiwi_tx_next(); kiwi_tx_tail() writes pad and CRC (at most 7 bytes)
+ * and returns their length.  The bytes are the same as kiwi_tx_next()'s.
+ */
+int kiwi_tx_head(struct kiwi_tx *tx, const struct kiwi_hdr *h,
+		 u32 payload_len, u8 *buf, u32 cap);
+u32 kiwi_tx_tail(struct kiwi_tx *tx, u8 *buf);
+
 static inline bool kiwi_tx_more(const struct kiwi_tx *tx)
 {
 	return tx->state != 0;
