@@ -336,7 +336,7 @@ struct kiwi_txs {
 	u32 msn[KIWI_QN_MAX];		/* next MSN per untagged queue */
 	u32 max_ulpdu;			/* MULPDU from the MSS */
 	struct kiwi_tx_wr wr;
-	/* the batch handed to one kernel_sendmsg(), resumable */
+	/* the batch handed to one tcp_sendmsg(), resumable */
 	struct kvec iov[KIWI_TX_IOV];
 	/* iov[i] is sent by reference, its page kiwi_iov_page() */
 	DECLARE_BITMAP(zc, KIWI_TX_IOV);

@@ -12,7 +12,7 @@
  * FPDUs are framed by the protocol core around the caller's payload and
  * collected into a batch of kvecs (framing bytes and inline data in
  * txs->fbuf, payload straight from the registered pages), handed to TCP
- * with one non-blocking kernel_sendmsg(), which copies it.  A partial
+ * with one non-blocking tcp_sendmsg(), which copies it.  A partial
  * send is resumed where it stopped once sk_write_space says there is
  * room: no busy waiting.  Read Responses take precedence over SQ work at
  * FPDU granularity.  Sends and Writes complete when the batch holding

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi transmit engine: the batch.  FPDUs framed around a payload cursor
- * are collected as kvecs and handed to TCP with one kernel_sendmsg(),
+ * are collected as kvecs and handed to TCP with one tcp_sendmsg(),
  * resumed where a partial send stopped; their completions and MR
  * references are released once TCP has all of it.  What goes into a
  * batch, and when, is decided by tx.c.
