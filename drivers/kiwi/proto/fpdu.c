@@ -326,6 +326,17 @@ static void kiwi_tx_emit(struct kiwi_tx *tx, u8 *buf, u32 *n,
 	tx->pos += len;
 }
 
+/* the FPDU's CRC field at p, in wire order: zero with CRC off */
+static void kiwi_tx_crc_field(const struct kiwi_tx *tx, u8 *p)
+{
+	u32 c = tx->crc_on ? ~tx->crc : 0;
+
+	p[0] = c & 0xff;
+	p[1] = (c >> 8) & 0xff;
+	p[2] = (c >> 16) & 0xff;
+	p[3] = c >> 24;
+}
+
 u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload)
 {
 	u32 n = 0;
@@ -384,15 +395,8 @@ u32 kiwi_tx_next(struct kiwi_tx *tx, u8 *buf, u32 *payload)
 				tx->trl_off += take;
 				break;
 			}
-			if (tx->trl_off == tx->pad) {
-				u32 c = tx->crc_on ? ~tx->crc : 0;
-				u8 *p = tx->trl + tx->pad;
-
-				p[0] = c & 0xff;
-				p[1] = (c >> 8) & 0xff;
-				p[2] = (c >> 16) & 0xff;
-				p[3] = c >> 24;
-			}
+			if (tx->trl_off == tx->pad)
+				kiwi_tx_crc_field(tx, tx->trl + tx->pad);
 			take = kiwi_min(room, tx->pad + KIWI_MPA_CRC_SIZE -
 					tx->trl_off);
 			kiwi_tx_emit(tx, buf, &n, tx->trl + tx->trl_off, take,
@@ -426,19 +430,13 @@ int kiwi_tx_head(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 
 u32 kiwi_tx_tail(struct kiwi_tx *tx, u8 *buf)
 {
-	u32 c = 0, i;
+	u32 n = tx->pad + KIWI_MPA_CRC_SIZE;
 
-	for (i = 0; i < tx->pad; i++)
-		buf[i] = 0;
-	if (tx->crc_on)
-		c = ~crc32c(tx->crc, buf, tx->pad);
-	buf[i] = c & 0xff;
-	buf[i + 1] = (c >> 8) & 0xff;
-	buf[i + 2] = (c >> 16) & 0xff;
-	buf[i + 3] = c >> 24;
-	i += KIWI_MPA_CRC_SIZE;
-	tx->pos += i;
-	return i;
+	memset(buf, 0, tx->pad);
+	kiwi_tx_crc_data(tx, buf, tx->pad);
+	kiwi_tx_crc_field(tx, buf + tx->pad);
+	tx->pos += n;
+	return n;
 }
 
 u32 kiwi_tx_wire_len(const struct kiwi_tx *tx, const struct kiwi_hdr *h,
