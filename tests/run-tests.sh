@@ -303,6 +303,16 @@ echo "# suite took $(( $(date +%s) - t0 ))s; logs in $logs"
 if [ "$failed" -gt 0 ]; then
 	echo "# the failures:"
 	grep -E '^[^ ]+: not ok( |$)' "$all" | head -n 40 | sed 's/^/#   /'
+	# the first few failures again, each with the diagnostics its case
+	# printed under it (what a tap_check's command said)
+	echo "# the first failures with their diagnostics:"
+	awk '/^[^ ]+: not ok( |$)/ {
+		show = n++ < 6 ? 12 : 0; st = $1
+		if (show) print "#   " $0
+		next
+	}
+	$1 == st && show > 0 && $2 == "#" { print "#   " $0; show--; next }
+	$1 == st { show = 0 }' "$all"
 	grep -E '^[^ ]+: not ok( |$)' "$all" | sed 's/: not ok.*//' | uniq |
 		head -n 3 | while IFS= read -r st; do
 		echo "# --- diagnostics of $st (last 30 lines):"

@@ -139,7 +139,32 @@ live_start() {
 	wait_for 30 tcp_listening $ns "$1" || return 1
 	"$live" client 198.18.0.2 "$1" "$tmp/ready.c" 120 > "$tmp/live.c" 2>&1 &
 	lcp=$!
-	wait_for 30 test -e "$tmp/ready.c" -a -e "$tmp/ready.s"
+	wait_for 30 test -e "$tmp/ready.c" -a -e "$tmp/ready.s" && return
+	# what each end got to, and what the devices saw (TAP diagnostics)
+	echo "server: $(cat "$tmp/live.s")"
+	echo "client: $(cat "$tmp/live.c")"
+	kill -0 $lsp 2>/dev/null && echo "server still running"
+	kill -0 $lcp 2>/dev/null && echo "client still running"
+	echo "kiwiflt0: $(dev_counters /sys/class/infiniband/kiwiflt0)"
+	echo "kiwiflt1: $(ip netns exec $ns sh -c "$(declare -f dev_counters);
+		dev_counters /sys/class/infiniband/kiwiflt1")"
+	echo "kiwi cm: $(tr '\n' ' ' < /sys/kernel/debug/kiwi/cm)"
+	echo "here: $(ss -Htan "( sport = :$1 or dport = :$1 )" | tr -s ' ' | tr '\n' ';')"
+	echo "ns: $(ip netns exec $ns ss -Htan "( sport = :$1 or dport = :$1 )" |
+		tr -s ' ' | tr '\n' ';')"
+	echo "neigh: $(ip neigh show dev veth0 | tr '\n' ';')"
+	return 1
+}
+
+# dev_counters DIR: the port's state and the device's non-zero counters
+dev_counters() {
+	local f v out
+	out="port $(cat "$1/ports/1/state" 2>/dev/null)"
+	for f in "$1"/ports/1/hw_counters/*; do
+		v=$(cat "$f" 2>/dev/null) || continue
+		[ "$v" != 0 ] && out="$out ${f##*/}=$v"
+	done
+	echo "$out"
 }
 
 # live_told SIDE T0 BOUND_MS: that end exited 0 (told, every receive
