@@ -274,10 +274,10 @@ tap_check "path down under rping (user timeout 4 s): client told within 12 s" \
 tap_check "path down under rping: server told within 12 s" \
 	rping_told "$src" "$tmp/rps.log" $((t2 - t0)) 12000
 ip netns exec $ns ip link set veth1 up
-# A new connection's address resolution sends ARP at most three times
-# over about 3 s and then fails (RDMA_CM_EVENT_ADDR_ERROR), however long
-# its timeout: the path must carry IP again before the next connects,
-# and a path that does not is its own failure, not kiwi's.
+# A new connection's address resolution sends ARP three times, about
+# 1 s apart, and does not try again before its timeout ends it
+# (RDMA_CM_EVENT_ADDR_ERROR): the path must carry IP again before the
+# next connects, and a path that does not is its own failure, not kiwi's.
 tap_check "path back up: ping answered" wait_for 30 ping -c 1 -W 1 198.18.0.2
 
 # idle: only keepalive notices (2 s idle, probes 1 s apart, 4 s timeout)
