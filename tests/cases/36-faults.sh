@@ -156,6 +156,15 @@ live_start() {
 	return 1
 }
 
+# path_answers: the peer answers ping within 30 s.  A new connection's
+# address resolution sends ARP three times, about 1 s apart, and does not
+# try again before its timeout ends it (RDMA_CM_EVENT_ADDR_ERROR): after
+# an outage the path must carry IP again before the next connect, and a
+# path that does not is its own failure, not kiwi's.
+path_answers() {
+	wait_for 30 ping -c 1 -W 1 198.18.0.2
+}
+
 # dev_counters DIR: the port's state and the device's non-zero counters
 dev_counters() {
 	local f v out
@@ -274,11 +283,7 @@ tap_check "path down under rping (user timeout 4 s): client told within 12 s" \
 tap_check "path down under rping: server told within 12 s" \
 	rping_told "$src" "$tmp/rps.log" $((t2 - t0)) 12000
 ip netns exec $ns ip link set veth1 up
-# A new connection's address resolution sends ARP three times, about
-# 1 s apart, and does not try again before its timeout ends it
-# (RDMA_CM_EVENT_ADDR_ERROR): the path must carry IP again before the
-# next connects, and a path that does not is its own failure, not kiwi's.
-tap_check "path back up: ping answered" wait_for 30 ping -c 1 -W 1 198.18.0.2
+tap_check "path back up: ping answered" path_answers
 
 # idle: only keepalive notices (2 s idle, probes 1 s apart, 4 s timeout)
 tap_check "idle connection up" live_start 20965
@@ -315,8 +320,7 @@ if [ -n "${KIWI_FULL:-}" ]; then
 fi
 
 # the peer's namespace deleted mid-transfer (veth0 goes with its peer)
-tap_check "path back up again: ping answered" \
-	wait_for 30 ping -c 1 -W 1 198.18.0.2
+tap_check "path back up again: ping answered" path_answers
 rping_bg 300 20969 100000
 ip netns pids $ns | xargs -r kill -9
 ip netns del $ns
