@@ -29,18 +29,22 @@ bench_order() {
 }
 
 # bench_parse_args NAME OPTIONS ARGS...: the options of benchmark NAME:
-# those of OPTIONS (from --runs N, --runtime SEC, --ramp SEC, --quick) and
-# always --no-doc, --guest CSV (the script's own run inside the VM) and
-# -h (the script's header comment).  Sets runs, runtime, ramp, quick, doc
-# (0 for --no-doc), guest (1 for --guest) and csv.
+# those of OPTIONS (from --runs N, --lat-runs N, --runtime SEC, --ramp
+# SEC, --quick) and always --no-doc, --guest CSV (the script's own run
+# inside the VM) and -h (the script's header comment).  Sets runs,
+# lat_runs, runtime, ramp, quick, doc (0 for --no-doc), guest (1 for
+# --guest) and csv.
 bench_parse_args() {
-	local name=$1 opts=" $2 "
+	local name=$1 opts=" $2 " v
 	shift 2
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--runs|--runtime|--ramp)
+		--runs|--lat-runs|--runtime|--ramp)
 			[[ $opts == *" ${1#--} "* ]] || break
-			printf -v "${1#--}" '%s' "$2"
+			[[ ${2:-} =~ ^[0-9]+$ ]] ||
+				{ echo "$name: $1 wants a number" >&2; exit 2; }
+			v=${1#--}
+			printf -v "${v//-/_}" '%s' "$2"
 			shift ;;
 		--quick)
 			[[ $opts == *" quick "* ]] || break

@@ -77,6 +77,14 @@ def medians(rows):
     return res
 
 
+def lat_rounds_txt(meta):
+    """the latency-only rounds after the full ones, if any"""
+    lr, sz = meta.get("lat_runs"), meta.get("lat_extra_size")
+    if not lr or not sz or lr == meta.get("runs"):
+        return ""
+    return " (ib_write_lat and sockperf at %s: %s)" % (size_txt(int(sz)), lr)
+
+
 def ratio(a, b):
     return a / b if a is not None and b else None
 
@@ -288,7 +296,7 @@ def main():
 (host load average %s).
 QEMU TCG (no KVM), 2 vCPUs shared by client and server: absolute numbers
 are an emulator's; only ratios from alternating runs in one boot mean
-anything.  Medians of %s rounds; "(k/n)" marks a median of k good runs
+anything.  Medians of %s rounds%s; "(k/n)" marks a median of k good runs
 out of n.  Bandwidth in MiB/s (perftest BW average, iperf3), latency in
 microseconds (perftest t_typical, sockperf median; both half a round
 trip).  kiwi/TCP compares kiwi with CRC off.  Sizes: %s.
@@ -306,7 +314,8 @@ the softirq and, with rresp_defer=0, every Read answered from there):
 %s""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
         meta.get("perftest", "?"), meta.get("host cpu", "?"),
-        meta.get("host load", "?"), runs, meta.get("matrix", "?"), table, tg, i15))
+        meta.get("host load", "?"), runs, lat_rounds_txt(meta),
+        meta.get("matrix", "?"), table, tg, i15))
     if a.doc_png and have_png:
         if os.path.getsize(png) > 200 * 1024:
             print("plot larger than 200 KB, not copied to %s" % a.doc_png,
