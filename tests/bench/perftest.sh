@@ -110,9 +110,9 @@ if [ -n "${KIWI_BENCH_WRITE_SIZES+x}${KIWI_BENCH_SR_SIZES+x}${KIWI_BENCH_LAT_SIZ
 fi
 # the latency target's size, alone in the rounds after --runs
 lat_extra_size=64
-[ "$lat_runs" -gt "$runs" ] 2>/dev/null || lat_runs=$runs
+[ "$lat_runs" -gt "$runs" ] || lat_runs=$runs
 [[ " $lat_sizes " == *" $lat_extra_size "* ]] || lat_runs=$runs
-# set in the rounds after --runs: latency at lat_extra_size only
+# set in the rounds after --runs (guest_main)
 lat_only=0
 ns=kb
 cli_ip=198.18.0.1
@@ -314,14 +314,6 @@ rdma_config() {
 		}
 		export LD_PRELOAD=$root/tests/verbs/build/libdb-legacy.so
 	fi
-	if [ $lat_only = 1 ]; then
-		record "$r" "$c" write_lat $lat_extra_size usec perf_run \
-			ib_write_lat $lat_extra_size "$(lat_iters $lat_extra_size)" 5
-		unset LD_PRELOAD
-		links_del > /dev/null 2>&1 ||
-			echo "perftest.sh: round $r $c: links did not go away" >&2
-		return
-	fi
 	for s in $write_sizes; do
 		record "$r" "$c" write_bw "$s" MiB/s \
 			perf_run ib_write_bw "$s" "$(bw_iters "$s")" 4
@@ -396,16 +388,13 @@ sockperf_run() {
 
 # tcp_config ROUND [NAME]: iperf3 and sockperf, recorded as NAME (tcp)
 tcp_config() {
-	local r=$1 n=${2:-tcp} s srv lsizes=$lat_sizes
-	[ $lat_only = 1 ] && lsizes=$lat_extra_size
+	local r=$1 n=${2:-tcp} s srv
 	for s in $write_sizes; do
-		[ $lat_only = 1 ] && break
 		record "$r" "$n" tcp_bw "$s" MiB/s iperf3_run "$s"
 		record "$r" "$n" tcp_bw_1cpu "$s" MiB/s iperf3_run "$s" 0
 	done
 	# TCP's own scaling over eight connections, beside ib_write_bw -q 8
 	for s in $q8_sizes; do
-		[ $lat_only = 1 ] && break
 		record "$r" "$n" tcp_bw_p8 "$s" MiB/s iperf3_run "$s" "" 8
 	done
 	ip netns exec $ns sockperf sr --tcp -i $srv_ip \
@@ -413,7 +402,7 @@ tcp_config() {
 		> /tmp/pb-sockperf-srv.log 2>&1 &
 	srv=$!
 	if wait_listening 11111; then
-		for s in $lsizes; do
+		for s in $lat_sizes; do
 			record "$r" "$n" tcp_lat "$s" usec sockperf_run "$s"
 		done
 	else
@@ -458,7 +447,13 @@ guest_main() {
 		cp /tmp/pb-siw.driver /etc/libibverbs.d/siw.driver
 	fi
 	for r in $(seq 1 "$lat_runs"); do
-		[ "$r" -gt "$runs" ] && lat_only=1
+		# past --runs: the latency target's size alone (the matrix
+		# above went into the meta file already)
+		if [ "$r" -gt "$runs" ] && [ $lat_only = 0 ]; then
+			lat_only=1
+			write_sizes= sr_sizes= q8_sizes= rlat_sizes=
+			lat_sizes=$lat_extra_size
+		fi
 		for c in $(bench_order "$r" $configs); do
 			# the A/B configurations measure no latency
 			if [ $lat_only = 1 ]; then
