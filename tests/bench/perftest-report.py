@@ -77,6 +77,16 @@ def medians(rows):
     return res
 
 
+def vcpu_txt(meta):
+    """The guest's vCPU threads, as tests/vm/vm-run.sh left them."""
+    v = meta.get("vcpu_threads")
+    if v == "pinned":
+        return " (their threads pinned to one host CPU each)"
+    if v == "unpinned":
+        return " (their threads not pinned)"
+    return ""
+
+
 def lat_rounds_txt(meta):
     """the latency-only rounds after the full ones, if any"""
     lr, sz = meta.get("lat_runs"), meta.get("lat_extra_size")
@@ -314,7 +324,7 @@ def main():
         return 0
     doc_section(a.doc, "perftest", """Latest run: %s, kiwi at %s, guest kernel %s, perftest %s, host CPU %s
 (host load average %s).
-QEMU TCG (no KVM), 2 vCPUs shared by client and server: absolute numbers
+QEMU TCG (no KVM), 2 vCPUs shared by client and server%s: absolute numbers
 are an emulator's; only ratios from alternating runs in one boot mean
 anything.  Medians of %s rounds%s; "(k/n)" marks a median of k good runs
 out of n.  Bandwidth in MiB/s (perftest BW average, iperf3), latency in
@@ -334,7 +344,7 @@ the softirq and, with rresp_defer=0, every Read answered from there):
 %s""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
         meta.get("perftest", "?"), meta.get("host cpu", "?"),
-        meta.get("host load", "?"), runs, lat_rounds_txt(meta),
+        meta.get("host load", "?"), vcpu_txt(meta), runs, lat_rounds_txt(meta),
         meta.get("matrix", "?"), table, tg, i15))
     if a.doc_png and have_png:
         if os.path.getsize(png) > 200 * 1024:

@@ -514,6 +514,7 @@ wait $sampler 2> /dev/null
 bench_vm_done perftest.sh $rc
 {
 	echo "# runs $runs"
+	echo "# vcpu_threads $([ "$KIWI_VM_PIN" = 0 ] && echo unpinned || echo pinned)"
 	echo "# host cpu $(bench_cpu)"
 	echo "# host load $load0 at start, $(awk '{ print $1 }' /proc/loadavg) at end$(sort -n "$csv.load" |
 		awk '{ v[NR] = $1 } END { if (NR) printf "; min %s, median %s, max %s over the run", v[1], v[int((NR + 1) / 2)], v[NR] }')"

@@ -154,7 +154,9 @@ tsc_khz=${KIWI_VM_TSC_KHZ:-$(host_tsc_khz)}
 cmdline+=" kiwivm.root=$root kiwivm.run=$run"
 [ -n "$vmroot" ] && cmdline+=" kiwivm.overlay=1"
 
+# debug-threads: the vCPU threads are named "CPU <n>/TCG" (KIWI_VM_PIN)
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
+	-name kiwivm,debug-threads=on
 	-smp "${KIWI_VM_CPUS:-2}" -m "$mem" -display none -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-serial "file:$serial" -serial "file:$output"
@@ -172,8 +174,50 @@ fi
 hard=$((timeout + ${KIWI_VM_MARGIN:-120}))
 "${qemu[@]}" < /dev/null > "$run/qemu.log" 2>&1 &
 qpid=$!
+
+# KIWI_VM_PIN=1: each vCPU thread on a host CPU of its own, the n-th of
+# those this script may use.  Unpinned, the host's scheduler now and then
+# runs both vCPU threads on one CPU, and for that while one vCPU does
+# everything at half speed: benchmarks pin (Documentation/benchmarks.md,
+# "A 64 B Write's one-way trip").  Only where there are as many host CPUs
+# as vCPUs; QEMU's own threads stay free.
+pin_vcpus() {
+	local list cpus=() r t c i n=0
+	list=$(taskset -cp $$ 2>/dev/null) || return 0
+	for r in $(echo "${list##*: }" | tr ',' ' '); do
+		case "$r" in
+		*-*) cpus+=($(seq "${r%-*}" "${r#*-}")) ;;
+		*) cpus+=("$r") ;;
+		esac
+	done
+	if [ "${#cpus[@]}" -lt "${KIWI_VM_CPUS:-2}" ]; then
+		echo "vm-run: KIWI_VM_PIN: ${#cpus[@]} host CPUs for ${KIWI_VM_CPUS:-2} vCPUs, not pinned" >&2
+		return 0
+	fi
+	# the threads appear as QEMU starts the machine
+	for _ in $(seq 100); do
+		n=0
+		for t in /proc/"$qpid"/task/*; do
+			c=$(cat "$t/comm" 2>/dev/null) || continue
+			case "$c" in
+			"CPU "*"/TCG")
+				i=${c#CPU }
+				i=${i%%/*}
+				taskset -pc "${cpus[$i]}" "${t##*/}" > /dev/null &&
+					n=$((n + 1))
+				;;
+			esac
+		done
+		[ "$n" -ge "${KIWI_VM_CPUS:-2}" ] && return 0
+		sleep 0.1
+	done
+	echo "vm-run: KIWI_VM_PIN: found $n vCPU threads, pinned those" >&2
+}
 # Never leave a guest behind when interrupted.
 trap 'kill "$qpid" 2>/dev/null; exit 130' INT TERM HUP
+if [ -n "${KIWI_VM_PIN:-}" ] && [ "$KIWI_VM_PIN" != 0 ]; then
+	pin_vcpus
+fi
 
 # Stream the command's output while the guest runs.
 tail -n +1 -F --pid="$qpid" "$output" 2>/dev/null &
