@@ -10,8 +10,9 @@
 runs=5
 runtime=10
 # The guest's vCPU threads pinned, one host CPU each (tests/vm/vm-run.sh):
-# unpinned, spells in which the host runs both on one CPU slow one vCPU to
-# half speed for seconds at a time.  KIWI_VM_PIN=0 for the old way.
+# unpinned, spells in which one vCPU runs everything at two thirds of its
+# speed were several times more frequent (Documentation/benchmarks.md).
+# KIWI_VM_PIN=0 for the old way.
 export KIWI_VM_PIN=${KIWI_VM_PIN:-1}
 ramp=2
 quick=0

@@ -176,10 +176,10 @@ hard=$((timeout + ${KIWI_VM_MARGIN:-120}))
 qpid=$!
 
 # KIWI_VM_PIN=1: each vCPU thread on a host CPU of its own, the n-th of
-# those this script may use.  Unpinned, the host's scheduler now and then
-# runs both vCPU threads on one CPU, and for that while one vCPU does
-# everything at half speed: benchmarks pin (Documentation/benchmarks.md,
-# "A 64 B Write's one-way trip").  Only where there are as many host CPUs
+# those this script may use.  Unpinned, spells in which one vCPU runs
+# everything at two thirds of its speed were several times more frequent:
+# benchmarks pin (Documentation/benchmarks.md, "A 64 B Write's one-way
+# trip").  Only where there are as many host CPUs
 # as vCPUs; QEMU's own threads stay free.
 pin_vcpus() {
 	local list cpus=() r t c i n=0
