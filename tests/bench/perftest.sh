@@ -112,8 +112,6 @@ fi
 lat_extra_size=64
 [ "$lat_runs" -gt "$runs" ] || lat_runs=$runs
 [[ " $lat_sizes " == *" $lat_extra_size "* ]] || lat_runs=$runs
-# set in the rounds after --runs (guest_main)
-lat_only=0
 ns=kb
 cli_ip=198.18.0.1
 srv_ip=198.18.0.2
@@ -449,14 +447,13 @@ guest_main() {
 	for r in $(seq 1 "$lat_runs"); do
 		# past --runs: the latency target's size alone (the matrix
 		# above went into the meta file already)
-		if [ "$r" -gt "$runs" ] && [ $lat_only = 0 ]; then
-			lat_only=1
+		if [ "$r" -gt "$runs" ]; then
 			write_sizes= sr_sizes= q8_sizes= rlat_sizes=
 			lat_sizes=$lat_extra_size
 		fi
 		for c in $(bench_order "$r" $configs); do
 			# the A/B configurations measure no latency
-			if [ $lat_only = 1 ]; then
+			if [ "$r" -gt "$runs" ]; then
 				case ${c%-rps} in
 				kiwi-inline|kiwi-defer*|kiwi-rresp*|kiwi-fpdu*)
 					continue ;;
@@ -514,7 +511,12 @@ wait $sampler 2> /dev/null
 bench_vm_done perftest.sh $rc
 {
 	echo "# runs $runs"
-	echo "# vcpu_threads $([ "$KIWI_VM_PIN" = 0 ] && echo unpinned || echo pinned)"
+	# vm-run.sh pins only where it may use as many host CPUs as vCPUs
+	if [ "$KIWI_VM_PIN" != 0 ] && [ "$(nproc)" -ge "${KIWI_VM_CPUS:-2}" ]; then
+		echo "# vcpu_threads pinned"
+	else
+		echo "# vcpu_threads unpinned"
+	fi
 	echo "# host cpu $(bench_cpu)"
 	echo "# host load $load0 at start, $(awk '{ print $1 }' /proc/loadavg) at end$(sort -n "$csv.load" |
 		awk '{ v[NR] = $1 } END { if (NR) printf "; min %s, median %s, max %s over the run", v[1], v[int((NR + 1) / 2)], v[NR] }')"

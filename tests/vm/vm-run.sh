@@ -179,10 +179,10 @@ qpid=$!
 # those this script may use.  Unpinned, spells in which one vCPU runs
 # everything at two thirds of its speed were several times more frequent:
 # benchmarks pin (Documentation/benchmarks.md, "A 64 B Write's one-way
-# trip").  Only where there are as many host CPUs
-# as vCPUs; QEMU's own threads stay free.
+# trip").  Only where there are as many host CPUs as vCPUs; QEMU's own
+# threads stay free.
 pin_vcpus() {
-	local list cpus=() r t c i n=0
+	local list cpus=() r t c i n=0 want=${KIWI_VM_CPUS:-2}
 	list=$(taskset -cp $$ 2>/dev/null) || return 0
 	for r in $(echo "${list##*: }" | tr ',' ' '); do
 		case "$r" in
@@ -190,8 +190,8 @@ pin_vcpus() {
 		*) cpus+=("$r") ;;
 		esac
 	done
-	if [ "${#cpus[@]}" -lt "${KIWI_VM_CPUS:-2}" ]; then
-		echo "vm-run: KIWI_VM_PIN: ${#cpus[@]} host CPUs for ${KIWI_VM_CPUS:-2} vCPUs, not pinned" >&2
+	if [ "${#cpus[@]}" -lt "$want" ]; then
+		echo "vm-run: KIWI_VM_PIN: ${#cpus[@]} host CPUs for $want vCPUs, not pinned" >&2
 		return 0
 	fi
 	# the threads appear as QEMU starts the machine
@@ -208,7 +208,7 @@ pin_vcpus() {
 				;;
 			esac
 		done
-		[ "$n" -ge "${KIWI_VM_CPUS:-2}" ] && return 0
+		[ "$n" -ge "$want" ] && return 0
 		sleep 0.1
 	done
 	echo "vm-run: KIWI_VM_PIN: found $n vCPU threads, pinned those" >&2
