@@ -34,11 +34,18 @@ enum kiwi_cep_state {
 #define KIWI_CEP_BUF	(sizeof(struct kiwi_mpa_rr) + KIWI_MPA_PD_MAX)
 
 /*
- * How long a Request read in full waits for connections accepted before
- * it whose Requests are still being read (kiwi_cep_req_work()): what a
- * silent peer can delay others by.
+ * How long a Request read in full waits for connections from the same
+ * host accepted before it whose Requests are still being read
+ * (kiwi_cep_req_work()).
  */
 #define KIWI_ORDER_WAIT		HZ
+/*
+ * How long after its accept a connection that has sent nothing still
+ * holds younger ones from its host: a burst's connections send their
+ * Requests right after connecting; one silent for longer is not part
+ * of the burst and delays no one.
+ */
+#define KIWI_ORDER_GRACE	(HZ / 5)
 
 /* handshake frame status (cep->hs_status) besides a negative errno */
 #define KIWI_HS_READING		0
@@ -87,6 +94,7 @@ struct kiwi_cep {
 	 */
 	int hs_status;
 	unsigned long order_end;	/* jiffies: end of the wait for turn */
+	unsigned long born;		/* jiffies: passive, accepted */
 
 	struct socket *sock;
 	struct iw_cm_id *cm_id;		/* referenced with add_ref, or listener's */
@@ -211,6 +219,22 @@ static inline bool kiwi_addr_same(const struct sockaddr_storage *a,
 {
 	return a->ss_family == b->ss_family &&
 	       !memcmp(a, b, kiwi_addr_len(a));
+}
+
+/* the same host: the addresses without their ports */
+static inline bool kiwi_addr_same_host(const struct sockaddr_storage *a,
+				       const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+			((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return ipv6_addr_equal(
+			&((const struct sockaddr_in6 *)a)->sin6_addr,
+			&((const struct sockaddr_in6 *)b)->sin6_addr);
+	return true;
 }
 
 static inline bool kiwi_family_ok(const struct sockaddr_storage *a)

@@ -185,6 +185,8 @@ void kiwi_cep_drop_conn(struct kiwi_cep *cep)
 	cep->cm_id->rem_ref(cep->cm_id);
 	cep->cm_id = NULL;
 	WRITE_ONCE(cep->ulp_id, NULL);
+	if (!cep->parent)
+		kiwi_qp_conn_cep_set(cep->qp, NULL);
 	kiwi_qp_put(cep->qp);
 	cep->qp = NULL;
 	kiwi_cep_finish(cep);
@@ -319,6 +321,27 @@ void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort)
 	cep->disc |= abort ? KIWI_DISC_ABORT : KIWI_DISC_GRACEFUL;
 	spin_unlock_irqrestore(&cep->lock, flags);
 	kiwi_cep_kick(cep);
+}
+
+void kiwi_cm_qp_gone(struct kiwi_cep *cep)
+{
+	mutex_lock(&cep->mutex);
+	switch (cep->state) {
+	case KIWI_CEP_CONNECTING:
+		/* the handshake work ends it: CONNECT_REPLY, -ECONNABORTED */
+		cep->dead = true;
+		kiwi_cep_hs_kick(cep);
+		break;
+	case KIWI_CEP_ESTABLISHED:
+	case KIWI_CEP_CLOSING:
+		/* established since destroy_qp looked: as for a connected QP */
+		mutex_unlock(&cep->mutex);
+		kiwi_cm_disconnect(cep, true);
+		return;
+	default:
+		break;
+	}
+	mutex_unlock(&cep->mutex);
 }
 
 #define KIWI_LLP_FATAL	(BIT(KIWI_LLP_RESET) | BIT(KIWI_LLP_TERMINATE_SENT) | \

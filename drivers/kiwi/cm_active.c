@@ -296,6 +296,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		return -ENOMEM;
 	}
 	cep->qp = qp;
+	kiwi_qp_conn_cep_set(qp, cep);
 	kiwi_cep_cfg(cep, param->ird, param->ord);
 	if (param->private_data_len > kiwi_mpa_ulp_pd_max(&cep->cfg)) {
 		rv = -EINVAL;
@@ -323,6 +324,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 err:
 	mutex_lock(&cep->mutex);
 	kiwi_cep_release_sock(cep, false);
+	kiwi_qp_conn_cep_set(cep->qp, NULL);
 	kiwi_qp_put(cep->qp);
 	cep->qp = NULL;
 	cep->state = KIWI_CEP_CLOSED;

@@ -65,21 +65,6 @@ static __be16 kiwi_addr_port(const struct sockaddr_storage *a)
 }
 
 /* the same remote host (any port) */
-static bool kiwi_addr_same_host(const struct sockaddr_storage *a,
-				const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-			((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	if (a->ss_family == AF_INET6)
-		return ipv6_addr_equal(
-			&((const struct sockaddr_in6 *)a)->sin6_addr,
-			&((const struct sockaddr_in6 *)b)->sin6_addr);
-	return true;
-}
-
 /*
  * Under lcep->mutex: room for one more connection awaiting its Request,
  * on the listener and for its remote address?
@@ -133,7 +118,8 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	cep->sock = ns;
 	kiwi_cep_cfg(cep, KIWI_MAX_IRD, KIWI_MAX_ORD);
 	kiwi_cep_addrs(cep);
-	cep->deadline = jiffies + kiwi_cm_timeout();
+	cep->born = jiffies;
+	cep->deadline = cep->born + kiwi_cm_timeout();
 	kiwi_cep_get(lcep);
 	cep->parent = lcep;
 

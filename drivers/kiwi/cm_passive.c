@@ -29,16 +29,49 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 /* Under lcep->mutex: cep's Request is no longer awaited. */
 static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 {
-	struct kiwi_cep *next;
+	struct kiwi_cep *c;
 
 	lockdep_assert_held(&lcep->mutex);
 	list_del_init(&cep->child_entry);
 	atomic_dec(&kiwi_cm_pending);
-	/* the next one in line may have its Request and be waiting for us */
-	next = list_first_entry_or_null(&lcep->children, struct kiwi_cep,
-					child_entry);
-	if (next && kiwi_cep_hs_status(next) == KIWI_HS_COMPLETE)
-		kiwi_cep_hs_kick(next);
+	/* younger ones from its host may have their Request and wait for it */
+	list_for_each_entry(c, &lcep->children, child_entry)
+		if (kiwi_addr_same_host(&c->raddr, &cep->raddr) &&
+		    kiwi_cep_hs_status(c) == KIWI_HS_COMPLETE)
+			kiwi_cep_hs_kick(c);
+}
+
+/*
+ * Under lcep->mutex: must cep's complete Request wait for an older
+ * connection?  Only for one from the same host (an order means something
+ * only among one client's connections) that has begun its Request or was
+ * accepted less than KIWI_ORDER_GRACE ago; *until is when to look again
+ * if the only ones in the way are silent.
+ */
+static bool kiwi_cep_req_blocked(struct kiwi_cep *lcep, struct kiwi_cep *cep,
+				 unsigned long *until)
+{
+	struct kiwi_cep *o;
+	bool blocked = false;
+
+	lockdep_assert_held(&lcep->mutex);
+	list_for_each_entry(o, &lcep->children, child_entry) {
+		if (o == cep)
+			break;
+		if (!kiwi_addr_same_host(&o->raddr, &cep->raddr))
+			continue;
+		/* o's hs lives while it is on the list (it leaves first) */
+		if (READ_ONCE(o->hs->parser.have) ||
+		    kiwi_cep_hs_status(o) != KIWI_HS_READING)
+			return true;
+		if (time_before(jiffies, o->born + KIWI_ORDER_GRACE)) {
+			if (!blocked || time_before(o->born + KIWI_ORDER_GRACE,
+						    *until))
+				*until = o->born + KIWI_ORDER_GRACE;
+			blocked = true;
+		}
+	}
+	return blocked;
 }
 
 /*
@@ -46,18 +79,21 @@ static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
  * peer closed, the deadline passed, the listener went, or an older
  * connection left the queue.
  *
- * Connection requests reach the consumer in the order TCP accepted the
- * connections, as from a single-threaded handshake: applications that
- * open several connections to one listener may pair them up by order
- * (perftest -q N does; its credit scheme deadlocks otherwise).  The
- * Requests are read in parallel, so that one slow peer cannot stall the
- * rest: a complete Request waits for the older ones still being read
- * (lcep->children is in accept order), for KIWI_ORDER_WAIT at most.
+ * Connection requests from one host reach the consumer in the order TCP
+ * accepted the connections, as from a single-threaded handshake:
+ * applications that open several connections to one listener may pair
+ * them up by order (perftest -q N does; its credit scheme deadlocks
+ * otherwise).  The Requests are read in parallel, so that one slow peer
+ * cannot stall the rest: a complete Request waits for the older ones from
+ * its host still being read (lcep->children is in accept order), for
+ * KIWI_ORDER_WAIT at most, and for a silent one only until its
+ * KIWI_ORDER_GRACE has passed (kiwi_cep_req_blocked()).
  */
 void kiwi_cep_req_work(struct kiwi_cep *cep)
 {
 	struct kiwi_cep *lcep = cep->parent;
 	struct kiwi_mpa_frame *f;
+	unsigned long until;
 	enum kiwi_err err;
 	bool gone;
 	u8 rtr;
@@ -69,18 +105,22 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 		goto out;
 	f = &cep->hs->parser.f;
 	gone = lcep->state != KIWI_CEP_LISTEN || cep->dead;
-	if (!gone && kiwi_cep_hs_status(cep) == KIWI_HS_COMPLETE &&
-	    list_first_entry(&lcep->children, struct kiwi_cep,
-			     child_entry) != cep) {
+	if (!gone && kiwi_cep_hs_status(cep) == KIWI_HS_COMPLETE) {
 		if (!cep->order_wait) {
 			cep->order_wait = true;
 			cep->order_end = jiffies + KIWI_ORDER_WAIT;
 		}
-		if (time_before(jiffies, cep->order_end)) {
-			kiwi_cep_hs_arm(cep, cep->order_end);
-			goto out;
+		until = cep->order_end;
+		if (kiwi_cep_req_blocked(lcep, cep, &until)) {
+			if (time_before(jiffies, cep->order_end)) {
+				if (time_after(until, cep->order_end))
+					until = cep->order_end;
+				kiwi_cep_hs_arm(cep, until);
+				goto out;
+			}
+			kiwi_stat_inc(cep->cdev->kdev,
+				      KIWI_STAT_ORDER_WAITS_EXPIRED);
 		}
-		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_ORDER_WAITS_EXPIRED);
 	}
 	st = kiwi_cep_hs_result(cep, gone);
 	if (st == KIWI_HS_READING) {

@@ -50,8 +50,21 @@ void kiwi_cm_llp_event(struct kiwi_cep *cep, enum kiwi_llp_event ev);
 void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort);
 void kiwi_cep_get(struct kiwi_cep *cep);
 void kiwi_cep_put(struct kiwi_cep *cep);
+/*
+ * destroy_qp of a QP whose connect is still in its handshake: end the
+ * handshake now (the consumer is told the connect failed) instead of
+ * waiting for a peer that may never answer.  Process context.
+ */
+void kiwi_cm_qp_gone(struct kiwi_cep *cep);
 
-/* ---- provided by the engines (qp_state.c) ---- */
+/* ---- provided by the engines (qp.c, qp_state.c) ---- */
+
+/*
+ * An initiator's endpoint took (cep non-NULL) or dropped (NULL) its QP
+ * reference: what kiwi_cm_qp_gone() is called on if the QP is destroyed
+ * in between.
+ */
+void kiwi_qp_conn_cep_set(struct kiwi_qp *qp, struct kiwi_cep *cep);
 
 /*
  * The MPA exchange is done (Reply received by the initiator, Reply sent by

@@ -435,6 +435,11 @@ struct kiwi_qp {
 	/* ---- the engines (tx*.c, rx.c), while connected ---- */
 	unsigned long eflags;		/* KIWI_EF_* */
 	struct kiwi_cep *cep;		/* referenced while KIWI_EF_ON */
+	/*
+	 * The initiator's endpoint holding this QP from iw_connect until
+	 * it drops the QP (under lock): destroy_qp aborts its handshake.
+	 */
+	struct kiwi_cep *conn_cep;
 	struct socket *sock;
 	void (*sk_data_ready)(struct sock *sk);
 	void (*sk_write_space)(struct sock *sk);

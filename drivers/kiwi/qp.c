@@ -441,10 +441,10 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /*
- * Free a ring of a QP being destroyed.  ib_core deletes the QP from its
- * resource tracker only after destroy_qp, so a resource dump may still
- * be reading the ring (kiwi_fill_res_qp_entry()): it is unhooked under
- * qp->lock, which the dump holds while it looks, and freed after.
+ * Free a ring of a QP being destroyed.  ib_core takes the QP out of its
+ * resource tracker and waits for dumps before destroy_qp
+ * (rdma_restrack_begin_del() in 6.1 and 6.12), but the ring is still
+ * unhooked under qp->lock, which its readers hold, and freed after.
  */
 static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 {
@@ -459,23 +459,71 @@ static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 		kiwi_ring_free(&old);
 }
 
+/*
+ * The engines' state of the last connection goes with the QP.  Readers
+ * of qp->rxs (which lives in txs) and of the ORD/IRD rings look under
+ * qp->lock: unhook them under it, free them after, so that none can
+ * follow a pointer into freed memory.
+ */
+static void kiwi_qp_engines_drop(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs;
+	void *ordq, *irdq;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	txs = qp->txs;
+	ordq = qp->ordq;
+	irdq = qp->irdq;
+	qp->txs = NULL;
+	qp->rx = NULL;
+	qp->rxs = NULL;
+	qp->ordq = NULL;
+	qp->irdq = NULL;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kiwi_txs_free(txs);
+	kfree(ordq);
+	kfree(irdq);
+}
+
+void kiwi_qp_conn_cep_set(struct kiwi_qp *qp, struct kiwi_cep *cep)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->conn_cep = cep;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_cep *cep = NULL;
+	struct kiwi_cep *cep = NULL, *conn = NULL;
 	unsigned long flags;
 
-	/* a connected QP: abort the connection and wait for llp_stop */
 	spin_lock_irqsave(&qp->lock, flags);
 	if (test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
 		cep = qp->cep;
 		kiwi_cep_get(cep);
+	} else if (qp->conn_cep) {
+		conn = qp->conn_cep;
+		kiwi_cep_get(conn);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
+	/* a connected QP: abort the connection and wait for llp_stop */
 	if (cep) {
 		kiwi_cm_disconnect(cep, true);
 		wait_for_completion(&qp->llp_stopped);
 		kiwi_cep_put(cep);
+	}
+	/*
+	 * A connect still in its handshake holds the QP, and so does iw_cm
+	 * until it hears how the connect ended: end it now rather than at
+	 * connect_timeout_ms (the wait for freed below needs both gone).
+	 */
+	if (conn) {
+		kiwi_cm_qp_gone(conn);
+		kiwi_cep_put(conn);
 	}
 
 	xa_erase_bh(&qp->kdev->qp_xa, ibqp->qp_num);
@@ -490,9 +538,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* a kick that raced with llp_stop finds the engine off; wait for it */
 	cancel_work_sync(&qp->tx_work);
 	cancel_work_sync(&qp->rx_work);	/* idle since llp_stop; cheap */
-	kiwi_txs_free(qp->txs);
-	kfree(qp->ordq);
-	kfree(qp->irdq);
+	kiwi_qp_engines_drop(qp);
 
 	kiwi_qp_ring_drop(qp, &qp->rq);
 	kiwi_qp_ring_drop(qp, &qp->sq);

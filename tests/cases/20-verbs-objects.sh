@@ -10,7 +10,9 @@
 # process holds objects, `rdma resource show' lists them; afterwards, and
 # once the link is gone, kiwi's object counts are zero.  QPs created and
 # destroyed in a loop under `rdma resource show qp -dd' loops (the dump
-# must not read a destroyed QP's rings).
+# must not read a destroyed QP's rings), and connected QPs destroyed in
+# cm-cycle's connect/disconnect cycles under the same dumps (the dump must
+# not read a destroyed QP's receive state).
 . "$(dirname "$0")/lib.sh"
 
 bin=$KIWI_ROOT/tests/verbs/build/verbs-objects
@@ -185,6 +187,54 @@ if [ -x "$bin" ]; then
 	fi
 fi
 
+# Connected QPs destroyed under resource dumps: a QP that carried a
+# connection has its engines' state (txs, and rxs inside it) until destroy
+# frees it, and the dump reads rxs->active.  cm-cycle's client connects,
+# disconnects and destroys QPs on kiwi0; its server runs on kiwi1, on veth1
+# in a namespace (the bytes cross the veth).  No Send is ever in flight,
+# so a dump showing rx_send_active 1 read freed (poisoned) memory.
+cyc=$KIWI_ROOT/tests/verbs/build/cm-cycle
+ncyc=${KIWI_DUMP_CYCLES:-40}
+if [ -x "$cyc" ] && veth_ns_move vobj &&
+	ip netns exec vobj rdma link add kiwi1 type kiwi netdev veth1; then
+	ip netns exec vobj timeout 600 "$cyc" server 198.18.0.2 21400 "$ncyc" \
+		> "$tmp/cs" 2>&1 &
+	sp=$!
+	wait_alive 60 $sp tcp_listening vobj 21400
+	timeout 600 "$cyc" client 198.18.0.2 21400 "$ncyc" > "$tmp/cc" 2>&1 &
+	cp=$!
+	yes 'resource show qp' | head -n 100000 > "$tmp/dumps"
+	dumps=0
+	: > "$tmp/stale"
+	while kill -0 "$cp" 2>/dev/null; do
+		timeout 5 rdma -dd -force -batch "$tmp/dumps" 2>/dev/null |
+			grep 'drv_rx_send_active 1' >> "$tmp/stale" &
+		timeout 5 rdma -dd -force -batch "$tmp/dumps" 2>/dev/null |
+			grep 'drv_rx_send_active 1' >> "$tmp/stale"
+		wait $!
+		dumps=$((dumps + 2))
+	done
+	wait "$cp"
+	crc=$?
+	wait "$sp"
+	src=$?
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		tap_ok "connected QPs destroyed under resource dumps: $(cat "$tmp/cc")"
+	else
+		tap_fail "connected QPs destroyed under resource dumps (client $crc, server $src)"
+		tap_diag "$(cat "$tmp/cc" "$tmp/cs")"
+	fi
+	if [ ! -s "$tmp/stale" ]; then
+		tap_ok "no dump read a destroyed QP's receive state ($dumps batches of dumps)"
+	else
+		tap_fail "no dump read a destroyed QP's receive state ($dumps batches of dumps)"
+		tap_diag "$(head -n 3 "$tmp/stale")"
+	fi
+	ip netns exec vobj rdma link del kiwi1
+else
+	tap_fail "connected QPs destroyed under resource dumps: set-up (cm-cycle, kiwi1 in a namespace)"
+fi
+
 res=$(rdma resource show qp link kiwi0 2>&1)
 if printf '%s\n' "$res" | grep -q lqpn; then
 	tap_fail "no QPs left on kiwi0"
@@ -196,4 +246,5 @@ fi
 tap_check "rdma link delete kiwi0" rdma link delete kiwi0
 tap_check "kiwi object counts are all zero" kiwi_counts_zero
 veth_teardown
+ip netns del vobj 2>/dev/null
 tap_done

@@ -243,6 +243,20 @@ rping_server() {	# NS ADDR PORT LOG [args]
 	fi
 }
 mpa_server_ready() { grep -q listening "$1"; }
+# rping_ms PORT: the ms one rping client takes to connect to 198.18.0.2:PORT,
+# ping once with its data checked and disconnect (stdout)
+rping_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	timeout 30 rping -c -a 198.18.0.2 -p "$1" -C 1 -V > /dev/null 2>&1 ||
+		return 1
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+# median: of the numbers on stdin, one a line
+median() {
+	sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'
+}
 # reap PID [SECONDS]: wait for a background process to end, kill it if it
 # does not within SECONDS (default 10)
 reap() {
@@ -604,6 +618,78 @@ if [ -x "$cmrej" ]; then
 		tap_diag "$(cat $tmp/rc.log)"
 	fi
 	conn_zero_after "after the rejects"
+
+	# One silent connection delays no one (security.md): a TCP connection
+	# to kiwi1's listener, from this host, that never sends its Request;
+	# rping's connect-and-ping time beside it stays within 300 ms of the
+	# time without it, and no Request waits out its turn.  connect_timeout_ms
+	# at 60 s, so that the silent one is still waiting through the runs.
+	echo 60000 > $params/connect_timeout_ms
+	rping_server peer 198.18.0.2 7040 $tmp/rp40.log -P
+	rpid=$!
+	wait_for 15 listening peer 198.18.0.2:7040
+	ow0=$(cat $sysib/kiwi1/ports/1/hw_counters/order_waits_expired)
+	for i in 1 2 3 4 5; do rping_ms 7040; done > $tmp/t.alone
+	python3 -c 'import socket, sys, time
+s = socket.create_connection(("198.18.0.2", 7040))
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+time.sleep(600)' $tmp/silent.port &
+	silent=$!
+	wait_for 30 test -s $tmp/silent.port ||
+		tap_diag "the silent connection did not come up"
+	for i in 1 2 3 4 5; do rping_ms 7040; done > $tmp/t.silent
+	# the silent one must still have been waiting for its Request
+	if kill -0 $silent 2>/dev/null && ss -Htn state established \
+		"( sport = :$(cat $tmp/silent.port) )" | grep -q 7040; then
+		tap_ok "a silent connection to the listener stayed open through the timed connects"
+	else
+		tap_fail "a silent connection to the listener stayed open through the timed connects"
+	fi
+	kill $silent
+	wait $silent 2>/dev/null
+	ma=$(median < $tmp/t.alone)
+	ms=$(median < $tmp/t.silent)
+	if [ "$(wc -l < $tmp/t.alone)" = 5 ] && [ "$(wc -l < $tmp/t.silent)" = 5 ] &&
+		[ $((ms - ma)) -le 300 ]; then
+		tap_ok "rping beside a silent connection: median ${ms} ms, alone ${ma} ms (within 300)"
+	else
+		tap_fail "rping beside a silent connection: median ${ms:-?} ms, alone ${ma:-?} ms (within 300)"
+		tap_diag "alone: $(tr '\n' ' ' < $tmp/t.alone) silent: $(tr '\n' ' ' < $tmp/t.silent)"
+	fi
+	ow1=$(cat $sysib/kiwi1/ports/1/hw_counters/order_waits_expired)
+	if [ "$ow1" = "$ow0" ]; then
+		tap_ok "no Request waited out its turn behind the silent connection (order_waits_expired $ow1)"
+	else
+		tap_fail "no Request waited out its turn behind the silent connection (order_waits_expired $ow0 -> $ow1)"
+	fi
+	kill $rpid 2>/dev/null
+	wait $rpid 2>/dev/null
+
+	# ibv_destroy_qp of a QP connecting to a listener that never answers
+	# returns at once (not at connect_timeout_ms), and the connect ends.
+	$PEER python3 -c 'import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("198.18.0.2", 7041))
+l.listen(4)
+c, _ = l.accept()
+d = c.recv(4096)
+open(sys.argv[1], "w").write(str(len(d)))
+time.sleep(120)' $tmp/req.in &
+	mute=$!
+	wait_for 15 listening peer 198.18.0.2:7041
+	"$cmrej" destroy-connecting 198.18.0.2 7041 $tmp/req.in > $tmp/dc.log 2>&1
+	rc=$?
+	kill $mute
+	wait $mute 2>/dev/null
+	if [ $rc = 0 ]; then
+		tap_ok "destroy_qp while connecting to a silent listener: $(cat $tmp/dc.log)"
+	else
+		tap_fail "destroy_qp while connecting to a silent listener (rc $rc, the Request's $(cat $tmp/req.in 2>/dev/null) bytes read)"
+		tap_diag "$(cat $tmp/dc.log)"
+	fi
+	conn_zero_after "after the silent peers"
+	echo 2000 > $params/connect_timeout_ms
 
 	# the same against the reference siw, each way
 	if siw_load; then

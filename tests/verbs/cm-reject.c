@@ -15,6 +15,14 @@
  *	(EXPECT -1: any); prints "event NAME status=S pdlen=N pd=HEX" and
  *	exits 0 only if so.
  *
+ *   cm-reject destroy-connecting ADDR PORT READY_FILE
+ *	connect to a listener that never answers (the case's), wait until
+ *	READY_FILE exists (the listener has read the MPA Request), then
+ *	rdma_destroy_qp(): it must return within DESTROY_MS, and the
+ *	connect must then end with an event (REJECTED, CONNECT_ERROR or
+ *	UNREACHABLE) within TIMEOUT_MS; prints "destroy_qp N ms, then
+ *	EVENT" and exits 0 only if both held.
+ *
  * The pattern: byte i is (i * 7 + 3) mod 256, so that truncation and
  * offsets show.
  *
@@ -32,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <netdb.h>
 #include <rdma/rdma_cma.h>
 
@@ -318,6 +327,94 @@ out:
 	return rv;
 }
 
+#define DESTROY_MS	1000
+
+/* READY_FILE within TIMEOUT_MS, polled (a file is all the case can give) */
+static int wait_file(const char *path)
+{
+	long long end = kiwi_now_ms() + TIMEOUT_MS;
+
+	while (access(path, F_OK)) {
+		if (kiwi_now_ms() > end) {
+			fprintf(stderr, "cm-reject: no %s\n", path);
+			return -1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int destroy_connecting(struct addrinfo *ai, const char *ready)
+{
+	struct rdma_conn_param cp = { .initiator_depth = 1,
+				      .responder_resources = 1 };
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	struct ibv_pd *ibpd = NULL;
+	struct ibv_cq *cq = NULL;
+	long long t0, ms;
+	int rv = 1;
+
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		perror("cm-reject: create");
+		return 1;
+	}
+	if (rdma_resolve_addr(id, NULL, ai->ai_addr, TIMEOUT_MS) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
+	    rdma_resolve_route(id, TIMEOUT_MS) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
+		goto out;
+	ibpd = ibv_alloc_pd(id->verbs);
+	cq = ibpd ? ibv_create_cq(id->verbs, 2, NULL, NULL, 0) : NULL;
+	if (!cq) {
+		perror("cm-reject: pd/cq");
+		goto out;
+	}
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	if (rdma_create_qp(id, ibpd, &qa)) {
+		perror("cm-reject: rdma_create_qp");
+		goto out;
+	}
+	if (rdma_connect(id, &cp)) {
+		perror("cm-reject: rdma_connect");
+		rdma_destroy_qp(id);
+		goto out;
+	}
+	if (wait_file(ready)) {
+		rdma_destroy_qp(id);
+		goto out;
+	}
+	t0 = kiwi_now_ms();
+	rdma_destroy_qp(id);
+	ms = kiwi_now_ms() - t0;
+	ev = kiwi_cm_next(ch, TIMEOUT_MS);
+	printf("destroy_qp %lld ms, then %s\n", ms,
+	       ev ? rdma_event_str(ev->event) : "no event");
+	if (ev) {
+		rv = !(ms < DESTROY_MS &&
+		       (ev->event == RDMA_CM_EVENT_REJECTED ||
+			ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
+			ev->event == RDMA_CM_EVENT_UNREACHABLE));
+		rdma_ack_cm_event(ev);
+	}
+out:
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ibpd)
+		ibv_dealloc_pd(ibpd);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	return rv;
+}
+
 int main(int argc, char **argv)
 {
 	struct addrinfo *ai;
@@ -326,8 +423,16 @@ int main(int argc, char **argv)
 	if (argc < 5 || (!strcmp(argv[1], "client") && argc < 6)) {
 		fprintf(stderr, "usage: cm-reject server ADDR PORT LEN\n"
 			"       cm-reject client ADDR PORT LEN EXPECT\n"
-			"       cm-reject order-server|order-client ADDR PORT N\n");
+			"       cm-reject order-server|order-client ADDR PORT N\n"
+			"       cm-reject destroy-connecting ADDR PORT READY_FILE\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "destroy-connecting")) {
+		if (get_addr(argv[2], argv[3], &ai))
+			return 2;
+		rv = destroy_connecting(ai, argv[4]);
+		freeaddrinfo(ai);
+		return rv;
 	}
 	len = atoi(argv[4]);
 	if (!strncmp(argv[1], "order-", 6)) {
