@@ -9,7 +9,9 @@
 #   host/*  every executable tests/host/*.sh
 #   bench   tests/vm/selftest.sh: the VM bench reports failures it must
 #   vm      tests/vm/build-siw.sh, then ONE QEMU boot running every
-#           tests/cases/[0-9]*.sh in order (tests/vm/guest-suite.sh)
+#           tests/cases/[0-9]*.sh in order (tests/vm/guest-suite.sh); each
+#           must be listed in tests/cases/EXPECTED and executable, a
+#           full-only one counts as skipped outside KIWI_FULL=1
 # All of that is on Debian 12's 6.1 kernel.  Then the same tree on the 6.12
 # series (Debian 13's), every line prefixed "6.12/":
 #   6.12/build   kiwi.ko for 6.12 (tests/vm/build-kiwi.sh), the reference siw
@@ -57,6 +59,22 @@ kernels=${KIWI_SUITE_KERNELS:-6.1 6.12}
 # The 6.1 stages boot the default kernel whatever the caller's KIWI_KVER.
 unset KIWI_KVER
 
+# The suite's time budget in seconds: CI kills a run at 90 minutes, so the
+# default run stops itself at 85, still printing its summary with what it
+# did not run.  0: none (the fuller targets, which take hours).
+if [ -n "${KIWI_FULL:-}" ] || [ "$cases_612" = all ]; then
+	budget=${KIWI_SUITE_BUDGET:-0}
+else
+	budget=${KIWI_SUITE_BUDGET:-5100}
+fi
+
+# left: seconds of the budget left, less a minute for the summary (a large
+# number without a budget)
+left() {
+	[ "$budget" -gt 0 ] || { echo 999999; return; }
+	echo $((budget - ($(date +%s) - t0) - 60))
+}
+
 # say LINE: print a line of the suite's output and keep it for the count.
 say() {
 	printf '%s\n' "$1"
@@ -73,6 +91,10 @@ diag_tail() {
 step() {
 	local stage=$1 desc=$2 log rc
 	shift 2
+	if [ "$(left)" -le 0 ]; then
+		say "$stage: not ok - $desc: not run, the suite's time budget (${budget}s) is spent"
+		return 1
+	fi
 	log=$logs/$(echo "$stage-$desc" | tr -c 'A-Za-z0-9_.-' '_').log
 	"$@" > "$log" 2>&1 < /dev/null
 	rc=$?
@@ -88,8 +110,14 @@ step() {
 # tap_stage STAGE TIMEOUT CMD...: run a command whose output is TAP; its TAP
 # lines are shown prefixed, everything else goes to the log only.
 tap_stage() {
-	local stage=$1 tmo=$2 log rc results plan
+	local stage=$1 tmo=$2 log rc results plan l
 	shift 2
+	l=$(left)
+	if [ "$l" -le 0 ]; then
+		say "$stage: not ok - not run: the suite's time budget (${budget}s) is spent"
+		return
+	fi
+	[ "$tmo" -le "$l" ] || tmo=$l
 	log=$logs/$(echo "$stage" | tr -c 'A-Za-z0-9_.-' '_').log
 	echo "# $stage: $*"
 	timeout -k 10 "$tmo" "$@" < /dev/null 2>&1 | tee "$log" |
@@ -138,20 +166,43 @@ fi
 # then the checks of what the guest did not finish and of the kernel log.
 vm_stage() {
 	local pfx=$1 dir=$2 c n total vmlog vrc rundir serial died aborted bad
+	local clipped
 	local cases=()
 	total=0
 	for c in "$dir"/[0-9]*.sh; do
-		[ -x "$c" ] || continue
-		# guest-suite.sh runs a "# full-only" case only with KIWI_FULL=1
-		[ "${KIWI_FULL:-0}" != 1 ] && tests/vm/case-full-only.sh "$c" &&
+		[ -e "$c" ] || continue
+		n=$(basename "$c" .sh)
+		# a case that cannot run is a failure, never a silent skip
+		if [ ! -x "$c" ]; then
+			say "$pfx$n: not ok - not executable: not run"
 			continue
-		cases+=("$(basename "$c" .sh)")
+		fi
+		# guest-suite.sh runs a "# full-only" case only with KIWI_FULL=1:
+		# counted as skipped, so that the summary says so
+		if [ "${KIWI_FULL:-0}" != 1 ] && tests/vm/case-full-only.sh "$c"; then
+			say "$pfx$n: ok # SKIP in the fuller target only (make test-full)"
+			continue
+		fi
+		cases+=("$n")
 		total=$((total + $(tests/vm/case-timeout.sh "$c") + 20))
 	done
 
 	if [ ${#cases[@]} -eq 0 ]; then
 		missing "${pfx}vm" "$dir/[0-9]*.sh"
 		return
+	fi
+	# within the suite's budget: the cases the boot does not reach are
+	# then listed below as not run
+	clipped=
+	if [ "$total" -gt "$(left)" ]; then
+		total=$(left)
+		clipped=1
+		if [ "$total" -le 0 ]; then
+			for n in "${cases[@]}"; do
+				say "$pfx$n: not ok - not run: the suite's time budget (${budget}s) is spent"
+			done
+			return
+		fi
 	fi
 	echo "# ${pfx}vm: one boot for ${#cases[@]} cases: ${cases[*]} (limit ${total}s)"
 	vmlog=$logs/${pfx//\//-}vm.log
@@ -181,7 +232,9 @@ vm_stage() {
 		fi
 		if grep -q "^=== begin $n " "$vmlog"; then
 			died=$n
-			if [ "$vrc" = 124 ]; then
+			if [ "$vrc" = 124 ] && [ -n "$clipped" ]; then
+				say "$pfx$n: not ok - stopped by the suite's time budget (${budget}s) during this case"
+			elif [ "$vrc" = 124 ]; then
 				say "$pfx$n: not ok - the guest hung during this case and was killed (serial log $serial)"
 			else
 				say "$pfx$n: not ok - the guest died during this case (vm-run status $vrc; serial log $serial)"
@@ -236,6 +289,19 @@ if [ -n "${KIWI_FULL:-}" ]; then
 		tests/bench/build-siw-crc.sh
 fi
 
+# tests/cases/EXPECTED names every case: one deleted or renamed by mistake
+# fails here instead of vanishing from the count.
+if [ -z "${KIWI_CASES_DIR:-}" ]; then
+	while IFS= read -r n; do
+		[ -n "$n" ] && [ ! -e "tests/cases/$n.sh" ] &&
+			say "vm/$n: not ok - listed in tests/cases/EXPECTED, missing"
+	done < tests/cases/EXPECTED
+	for c in tests/cases/[0-9]*.sh; do
+		n=$(basename "$c" .sh)
+		grep -qxF "$n" tests/cases/EXPECTED ||
+			say "vm/$n: not ok - not listed in tests/cases/EXPECTED"
+	done
+fi
 vm_stage "" "${KIWI_CASES_DIR:-tests/cases}"
 fi
 
@@ -264,8 +330,11 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 	for c in "${KIWI_CASES_DIR:-$root/tests/cases}"/*.sh; do
 		n=$(basename "$c" .sh)
 		case "$n" in
-		[0-9]*) [ "$cases_612" = all ] ||
-				[[ " $(echo $cases_612) " == *" $n "* ]] || continue ;;
+		[0-9]*) if [ "$cases_612" != all ] &&
+				! [[ " $(echo $cases_612) " == *" $n "* ]]; then
+				say "6.12/$n: ok # SKIP not in the 6.12 subset of this target (KIWI_612_CASES; make test-6.12-full runs it)"
+				continue
+			fi ;;
 		esac
 		ln -sf "$(cd "$(dirname "$c")" && pwd)/$n.sh" "$dir612/"
 	done

@@ -81,8 +81,12 @@ rping_pair() {
 
 # rping_told STATUS LOG ELAPSED_MS BOUND_MS: an rping cut off by a fault
 # exits 0 after a DISCONNECT event or non-zero after an error completion,
-# never by timeout(1), and within the bound
+# never by timeout(1), and within the bound; and the fault met a live
+# transfer (rping_bg found it moving), else an rping that never got going
+# would pass for one that was told
 rping_told() {
+	[ "$bg_moving" = 1 ] ||
+		{ echo "the fault met no live transfer: $(cat "$tmp/moving")"; return 1; }
 	[ "$1" != 124 ] && [ "$3" -le "$4" ] &&
 	{ [ "$1" != 0 ] || grep -q "DISCONNECT EVENT" "$2"; } ||
 	{ tail -n 3 "$2"; return 1; }
@@ -110,9 +114,11 @@ rx_grown() {
 # background (server in the namespace, pid in sp; client here, pid in cp),
 # each killed after LIMIT seconds; returns once the client's connection is
 # established and has moved a few pings (64 KiB), so that a fault hits
-# the transfer and not the set-up
+# the transfer and not the set-up: bg_moving 1 then, else 0 (and the checks
+# of what the fault did fail)
 rping_bg() {
 	local lim=$1 port=$2 n=$3 v=${4:-} rx0
+	bg_moving=0
 	rx0=$(rx_bytes)
 	ip netns exec $ns timeout "$lim" rping -s -a 198.18.0.2 -p "$port" \
 		-C "$n" -S 16384 $v > "$tmp/rps.log" 2>&1 &
@@ -121,9 +127,12 @@ rping_bg() {
 	timeout "$lim" rping -c -a 198.18.0.2 -p "$port" -C "$n" -S 16384 $v \
 		> "$tmp/rpc.log" 2>&1 &
 	cp=$!
-	{ rping_up "$port" && wait_for 30 rx_grown "$rx0" 65536; } \
-		> "$tmp/moving" 2>&1 ||
+	if { rping_up "$port" && wait_for 30 rx_grown "$rx0" 65536; } \
+		> "$tmp/moving" 2>&1; then
+		bg_moving=1
+	else
 		tap_diag "rping on port $port: no transfer under way" "$(cat "$tmp/moving")"
+	fi
 }
 
 now_ms() {
@@ -246,8 +255,9 @@ outage_survived() {
 	kill -0 $cp 2>/dev/null && mid=1
 	wait $cp || crc=$?
 	wait $sp || src=$?
+	# bg_moving: the outage met a live transfer
 	tap_check "$5" \
-		sh -c "test $mid$crc$src = 100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log; false; }"
+		sh -c "test $bg_moving$mid$crc$src = 1100 || { tail -n 3 $tmp/rpc.log $tmp/rps.log $tmp/moving; false; }"
 }
 
 # path_down_under_rping LIMIT PORT: a busy rping pair (rping_bg), then the

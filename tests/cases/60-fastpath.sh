@@ -34,6 +34,10 @@ set_crc() {
 tap_built "$bin" || tap_done
 cleanup
 tap_check "setup: kiwi devices on both ends of the veth, server in a netns" setup
+# rdma_cm's first resolve to a neighbour not yet known can wait out its
+# timeout (the ARP reply comes before the request is queued): know it first
+tap_check "the server's address answers a ping (its neighbour known)" \
+	ping -c 1 -W 10 $srv_ip
 kiwi_provider_env
 
 crcs=off

@@ -270,32 +270,26 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 		.retry_count = 7,
 	};
 	struct rdma_cm_id *id;
-	int try;
 
 	memset(c, 0, sizeof(*c));
 	c->cscq = ca->send_cq;
 	c->srcq = sa->recv_cq;
 	/*
-	 * The first resolution on a fresh veth may time out while the
-	 * neighbour is not known yet: try again.  kiwi_cm_expect waits longer
-	 * than the resolution may take, so it sees the ADDR_ERROR.
+	 * The case made the server's neighbour known (a ping) first: a
+	 * resolution that fails is a failure, not a reason to try again.
 	 */
-	for (try = 0;; try++) {
-		if (rdma_create_id(cli_ch, &c->cid, NULL, RDMA_PS_TCP))
-			return -1;
-		if (!rdma_resolve_addr(c->cid, NULL,
-				       (struct sockaddr *)&srv_addr, 5000) &&
-		    !kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ADDR_RESOLVED,
-				    TMO_MS, NULL) &&
-		    !rdma_resolve_route(c->cid, 5000) &&
-		    !kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ROUTE_RESOLVED,
-				    TMO_MS, NULL))
-			break;
+	if (rdma_create_id(cli_ch, &c->cid, NULL, RDMA_PS_TCP))
+		return -1;
+	if (rdma_resolve_addr(c->cid, NULL, (struct sockaddr *)&srv_addr,
+			      5000) ||
+	    kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ADDR_RESOLVED, TMO_MS, NULL) ||
+	    rdma_resolve_route(c->cid, 5000) ||
+	    kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, TMO_MS,
+			   NULL)) {
+		diag("address or route resolution failed");
 		rdma_destroy_id(c->cid);
 		c->cid = NULL;
-		if (try == 2)
-			return -1;
-		diag("address resolution failed, again");
+		return -1;
 	}
 	if (c->cid->verbs != cctx) {
 		diag("client id not on the client device");
