@@ -463,7 +463,8 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 	bool found = false;
 	u32 backlog = 0;
 
-	if (!cdev)
+	/* the MPA parameters and states are for administrators */
+	if (!cdev || !capable(CAP_NET_ADMIN))
 		return 0;
 	spin_lock_irq(&cdev->lock);
 	list_for_each_entry(cep, &cdev->ceps, dev_entry) {

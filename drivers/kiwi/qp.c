@@ -337,6 +337,9 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	unsigned long flags;
 	u32 v[5], rd[4];
 
+	/* the engines' internals are for administrators (security.md) */
+	if (!capable(CAP_NET_ADMIN))
+		return 0;
 	/* the rings may be gone already (kiwi_qp_ring_drop()) */
 	spin_lock_irqsave(&qp->lock, flags);
 	if (qp->sq.mem)

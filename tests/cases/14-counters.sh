@@ -294,6 +294,11 @@ res_live() {
 		rdma resource show cm_id link kc0/1 -dd > $tmp/cm0 2>&1
 		$(dev_ns kc1) rdma resource show cm_id link kc1/1 -dd \
 			> $tmp/cm1 2>&1
+		# and as a user without CAP_NET_ADMIN
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			rdma resource show qp link kc0/1 -dd > $tmp/res.nobody 2>&1
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			rdma resource show cm_id link kc0/1 -dd > $tmp/cm0.nobody 2>&1
 		rc=0
 	fi
 	kill -TERM $vpid 2>/dev/null
@@ -311,6 +316,14 @@ res_qp_fields() {
 		'ird_max [1-9]' 'mpa_rev 2' 'mpa_crc 1' 'mpa_p2p 1' \
 		'mpa_rtr [1-9]' 'mpa_fpdu_max 65535' 'tx_batch_unsent [0-9]+' \
 		'sk_wmem_queued [0-9]+'
+}
+
+# a user without CAP_NET_ADMIN sees the QP and the cm_id, none of kiwi's
+# fields (security.md: administrators only)
+res_unprivileged() {
+	cat $tmp/res.nobody $tmp/cm0.nobody
+	grep -q 'lqpn' $tmp/res.nobody && grep -q 'state' $tmp/cm0.nobody &&
+	! grep -q 'drv_' $tmp/res.nobody $tmp/cm0.nobody
 }
 
 # the client's connection on kc0; the server's listener and connection on kc1
@@ -425,6 +438,8 @@ tap_check "rdma res show qp -dd: kiwi's state, ORD/IRD, CRC on, MPA revision 2, 
 	res_qp_fields
 tap_check "rdma res show cm_id -dd: the connection (ESTABLISHED, MPA, IRD/ORD) on kc0, the listener and the connection on kc1" \
 	res_cm_fields
+tap_check "rdma res show qp and cm_id -dd as nobody: the objects, none of kiwi's fields" \
+	res_unprivileged
 
 elapsed "rdma res"
 snaps 4
