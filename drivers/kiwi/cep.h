@@ -112,6 +112,7 @@ struct kiwi_cep {
 	bool v4too;			/* IPv6 wildcard covering IPv4 too */
 	bool port_mapped;		/* port held by iwpmd (kiwi_port_take) */
 	sa_family_t family;
+	/* listener: its port; connection: the socket's local port, or 0 */
 	__be16 port;
 	struct list_head wild_entry;
 	struct work_struct resync_work;	/* an address was added */
@@ -276,6 +277,14 @@ static inline __be16 kiwi_ss_port(const struct sockaddr_storage *a)
 	return a->ss_family == AF_INET6 ?
 		((const struct sockaddr_in6 *)a)->sin6_port :
 		((const struct sockaddr_in *)a)->sin_port;
+}
+
+static inline void kiwi_ss_set_port(struct sockaddr_storage *a, __be16 port)
+{
+	if (a->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)a)->sin6_port = port;
+	else
+		((struct sockaddr_in *)a)->sin_port = port;
 }
 
 static inline bool kiwi_port_mapped(const struct iw_cm_id *id)

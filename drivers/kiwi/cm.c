@@ -239,6 +239,7 @@ void kiwi_cep_addrs(struct kiwi_cep *cep)
 		memset(&cep->laddr, 0, sizeof(cep->laddr));
 	if (kernel_getpeername(cep->sock, (struct sockaddr *)&cep->raddr) < 0)
 		memset(&cep->raddr, 0, sizeof(cep->raddr));
+	WRITE_ONCE(cep->port, kiwi_ss_port(&cep->laddr));
 }
 
 int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
@@ -271,6 +272,15 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 		   type == IW_CM_EVENT_CONNECT_REPLY) {
 		ev.ird = cep->res.ird;
 		ev.ord = cep->res.ord;
+	}
+	/*
+	 * iw_cm takes a connection's addresses as the mapped ones only when
+	 * it succeeded; rdma_cm copies a failed one's as they are, so those
+	 * stay the ones it gave us, whatever port TCP chose instead.
+	 */
+	if (type == IW_CM_EVENT_CONNECT_REPLY && status) {
+		ev.local_addr = id->m_local_addr;
+		ev.remote_addr = id->m_remote_addr;
 	}
 	/* iw_cm copies private data for these two only; its length is a u8 */
 	if (pd_len && (type == IW_CM_EVENT_CONNECT_REQUEST ||
@@ -462,6 +472,7 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 	struct nlattr *nest;
 	bool found = false;
 	u32 backlog = 0;
+	__be16 lport = 0;
 
 	/* the MPA parameters and states are for administrators */
 	if (!cdev || !capable(CAP_NET_ADMIN))
@@ -473,6 +484,7 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 		state = READ_ONCE(cep->state);
 		res = cep->res;
 		backlog = cep->backlog;
+		lport = READ_ONCE(cep->port);
 		found = true;
 		break;
 	}
@@ -500,7 +512,8 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 		   rdma_nl_put_driver_u32(msg, "ird", res.ird) ||
 		   rdma_nl_put_driver_u32(msg, "ord", res.ord) ||
 		   rdma_nl_put_driver_u32(msg, "peer_ird", res.peer_ird) ||
-		   rdma_nl_put_driver_u32(msg, "peer_ord", res.peer_ord)) {
+		   rdma_nl_put_driver_u32(msg, "peer_ord", res.peer_ord) ||
+		   rdma_nl_put_driver_u32(msg, "tcp_lport", be16_to_cpu(lport))) {
 		goto cancel;
 	}
 	nla_nest_end(msg, nest);

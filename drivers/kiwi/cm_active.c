@@ -222,25 +222,54 @@ static int kiwi_connect_param_ok(struct iw_cm_id *id,
 	return 0;
 }
 
-/* the socket, bound to the local address rdma_cm chose */
-static int kiwi_connect_sock(struct kiwi_cm_dev *cdev, struct kiwi_cep *cep,
-			     struct iw_cm_id *id)
+/*
+ * rdma_cm picks an initiator's port from its own port space, blind to
+ * TCP's: another socket of the host may hold it (bind: EADDRINUSE), or
+ * share it under SO_REUSEADDR with the same peer (connect: EADDRNOTAVAIL).
+ * Then TCP chooses the port instead.  The CONNECT_REPLY carries the
+ * socket's address, which iw_cm keeps as the mapped one (m_local_addr)
+ * while rdma_cm and its consumer keep their own, as with the port mapper.
+ * A port iwpmd has a say in stays as it is: iw_cm's record of the
+ * mapping is keyed by it.
+ */
+static bool kiwi_port_give_way(const struct iw_cm_id *id, int rv)
 {
+	return (rv == -EADDRINUSE || rv == -EADDRNOTAVAIL) && !id->mapped;
+}
+
+/* the socket, bound to rdma_cm's address, or to its IP only (any_port) */
+static int kiwi_connect_sock(struct kiwi_cm_dev *cdev, struct kiwi_cep *cep,
+			     struct iw_cm_id *id, bool any_port)
+{
+	struct sockaddr_storage a = id->m_local_addr;
 	int rv;
 
 	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
 	if (rv)
 		return rv;
-	/* the port rdma_cm picked, so that both ends agree on the 4-tuple */
-	if (kiwi_port_mapped(id))
+	if (any_port)
+		kiwi_ss_set_port(&a, 0);
+	else if (kiwi_port_mapped(id))
 		kiwi_port_take(cep->sock);
-	return kernel_bind(cep->sock, (struct sockaddr *)&cep->laddr,
-			   kiwi_addr_len(&cep->laddr));
+	rv = kernel_bind(cep->sock, (struct sockaddr *)&a, kiwi_addr_len(&a));
+	if (!rv && any_port)
+		kiwi_stat_inc(cdev->kdev, KIWI_STAT_CONNECT_PORT_FALLBACKS);
+	/* the address on the wire, for the trace events and the dumps */
+	if (!rv)
+		rv = kernel_getsockname(cep->sock, (struct sockaddr *)&cep->laddr);
+	if (rv < 0) {
+		sock_release(cep->sock);
+		cep->sock = NULL;
+		return rv;
+	}
+	WRITE_ONCE(cep->port, kiwi_ss_port(&cep->laddr));
+	return 0;
 }
 
 /* CONNECTING, and the SYN: from here the handshake work takes over */
 static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
 {
+	bool any_port = false;
 	int rv;
 
 	mutex_lock(&cep->mutex);
@@ -250,6 +279,7 @@ static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
 	WRITE_ONCE(cep->ulp_id, id->context);
 	id->add_ref(id);
 	WRITE_ONCE(cep->req_pending, true);
+again:
 	/* before the SYN: its state change (connected, refused) kicks us */
 	kiwi_cep_hs_attach(cep, true);
 	/*
@@ -261,6 +291,14 @@ static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
 	 */
 	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
 			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	/* the 4-tuple is taken (before any SYN): a port TCP chooses */
+	if (!any_port && kiwi_port_give_way(id, rv)) {
+		any_port = true;
+		kiwi_cep_release_sock(cep, false);
+		rv = kiwi_connect_sock(cep->cdev, cep, id, true);
+		if (!rv)
+			goto again;
+	}
 	if (rv && rv != -EINPROGRESS) {
 		cep->hs_err = rv;
 		kiwi_cep_hs_kick(cep);
@@ -315,7 +353,9 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	cep->raddr = id->m_remote_addr;
 	cep->owner = task_tgid_nr(current);
 
-	rv = kiwi_connect_sock(cdev, cep, id);
+	rv = kiwi_connect_sock(cdev, cep, id, false);
+	if (kiwi_port_give_way(id, rv))
+		rv = kiwi_connect_sock(cdev, cep, id, true);
 	if (rv)
 		goto err;
 	kiwi_connect_start(cep, id);

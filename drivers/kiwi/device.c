@@ -472,6 +472,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
 	[KIWI_STAT_MPA_REJ_RCVD].name = "mpa_rej_rcvd",
 	[KIWI_STAT_CONNECT_TIMEOUTS].name = "connect_timeouts",
 	[KIWI_STAT_ORDER_WAITS_EXPIRED].name = "order_waits_expired",
+	[KIWI_STAT_CONNECT_PORT_FALLBACKS].name = "connect_port_fallbacks",
 	[KIWI_STAT_DOORBELLS].name = "doorbells",
 	[KIWI_STAT_COMPLETIONS].name = "completions",
 	[KIWI_STAT_COMPLETIONS_FLUSHED].name = "completions_flushed",

@@ -49,7 +49,8 @@ old_rresp=
 names="tx_fpdus tx_bytes rx_fpdus rx_bytes crc_errors term_sent_rdmap
 term_sent_ddp term_sent_llp term_rcvd_rdmap term_rcvd_ddp term_rcvd_llp
 mpa_req_sent mpa_req_rcvd mpa_rep_sent mpa_rep_rcvd mpa_rej_sent
-mpa_rej_rcvd connect_timeouts order_waits_expired doorbells completions
+mpa_rej_rcvd connect_timeouts order_waits_expired connect_port_fallbacks
+doorbells completions
 completions_flushed rx_deferred rresp_deferred posts_direct"
 
 cleanup() {
@@ -330,7 +331,8 @@ res_unprivileged() {
 res_cm_fields() {
 	cat $tmp/cm0 $tmp/cm1
 	has $tmp/cm0 'cep_state ESTABLISHED' 'mpa_rev 2' 'mpa_crc 1' \
-		'mpa_p2p 1' 'ird [0-9]+' 'ord [1-9]' 'peer_ird [0-9]+' &&
+		'mpa_p2p 1' 'ird [0-9]+' 'ord [1-9]' 'peer_ird [0-9]+' \
+		'tcp_lport [1-9][0-9]*' &&
 	has $tmp/cm1 'cep_state LISTEN' 'backlog [1-9][0-9]*' \
 		'cep_state ESTABLISHED'
 }
@@ -436,7 +438,7 @@ tap_check "a live rping connection kc0 -> kc1 (CRC on) shows in rdma res show qp
 	res_live
 tap_check "rdma res show qp -dd: kiwi's state, ORD/IRD, CRC on, MPA revision 2, peer-to-peer, RTR, tx queue" \
 	res_qp_fields
-tap_check "rdma res show cm_id -dd: the connection (ESTABLISHED, MPA, IRD/ORD) on kc0, the listener and the connection on kc1" \
+tap_check "rdma res show cm_id -dd: the connection (ESTABLISHED, MPA, IRD/ORD, TCP port) on kc0, the listener and the connection on kc1" \
 	res_cm_fields
 tap_check "rdma res show qp and cm_id -dd as nobody: the objects, none of kiwi's fields" \
 	res_unprivileged

@@ -17,18 +17,39 @@
 # 2.0 MiB of caches), so it is not per connection.  Afterwards kiwi's
 # object counts are zero and the kernel's unreclaimable slab and vmalloc
 # use are back within 4 MiB of where they started.
+#
+# Ports held by other sockets: rdma_cm picks an initiator's local port
+# from ip_local_port_range without looking at TCP's, so a port another
+# program's TCP connection holds comes up now and then; kiwi must then
+# connect from a port TCP chooses (Documentation/cm.md, "Sockets").
+# tests/verbs/port-hold holds ports of the client's address with
+# connections to a local listener, then ucmatose and cm-cycle connect,
+# kiwi to kiwi and kiwi to siw (siw's device in the namespace): every
+# connection must be made, none may fail with "Address already in use",
+# and the client device's connect_port_fallbacks counts the ports that
+# gave way.  By default 300 of a range narrowed to 1,000 ports
+# (40000-40999, so that nearly a third of rdma_cm's picks are taken),
+# ucmatose -c 25 and 4 x 25 cycles; with KIWI_FULL=1 3,000 ports of the
+# default range, ucmatose -c 500 (1,000 QPs) and 4 x 2,500 cycles
+# (KIWI_HOLD_CYCLES overrides the 25 or 2,500).  Against siw each
+# cm-cycle client sends first (cm-cycle.c, "speak").
 . "$(dirname "$0")/lib.sh"
 
 ns=kiwiload
 cyc=$KIWI_ROOT/tests/verbs/build/cm-cycle
 tmp=$(mktemp -d)
 
+hold_pid=
+old_range=$(cat /proc/sys/net/ipv4/ip_local_port_range)
+
 cleanup() {
 	ip netns pids $ns 2>/dev/null | xargs -r kill -9 2>/dev/null
 	pkill -9 -x ucmatose 2>/dev/null
-	rdma_pair_teardown $ns kiwild1 kiwild0
+	hold_stop
+	rdma_pair_teardown $ns kiwild1 kiwild0 siwld1
 }
-trap 'cleanup; rm -rf "$tmp"' EXIT
+trap 'cleanup; echo "$old_range" > /proc/sys/net/ipv4/ip_local_port_range;
+	rm -rf "$tmp"' EXIT
 
 setup() {
 	cleanup
@@ -75,23 +96,26 @@ ucm() {
 	timeout 600 ucmatose -s 198.18.0.2 -p "$port" -c "$c" \
 		> "$tmp/uc.$tag" 2>&1
 	rc=$?
+	# a client that gave up leaves the server waiting for the rest
+	[ $rc -eq 0 ] || kill $sp 2>/dev/null
 	wait $sp
 	src=$?
 	[ $rc -eq 0 ] && [ $src -eq 0 ] ||
 		{ tail -n 3 "$tmp/uc.$tag" "$tmp/us.$tag"; return 1; }
 }
 
-# cm_cycles PROCS N: one cm-cycle server (namespace) taking PROCS x N
-# connections, PROCS cm-cycle clients of N cycles each at once; all must
-# report every cycle done
+# cm_cycles PROCS N [speak]: one cm-cycle server (namespace) taking
+# PROCS x N connections, PROCS cm-cycle clients of N cycles each at once;
+# all must report every cycle done.  speak: each client sends first
+# (cm-cycle.c)
 cm_cycles() {
-	local procs=$1 n=$2 port=21300 sp p pids="" rc=0
+	local procs=$1 n=$2 speak=$3 port=21300 sp p pids="" rc=0
 	ip netns exec $ns timeout 7200 "$cyc" server 198.18.0.2 $port \
-		$((procs * n)) > "$tmp/cs" 2>&1 &
+		$((procs * n)) $speak > "$tmp/cs" 2>&1 &
 	sp=$!
 	wait_for 60 tcp_listening $ns $port || { kill $sp; cat "$tmp/cs"; return 1; }
 	for p in $(seq "$procs"); do
-		timeout 7200 "$cyc" client 198.18.0.2 $port "$n" \
+		timeout 7200 "$cyc" client 198.18.0.2 $port "$n" $speak \
 			> "$tmp/cc.$p" 2>&1 &
 		pids="$pids $!"
 	done
@@ -122,6 +146,61 @@ cycles() {
 	done
 	[ $rc -eq 0 ] || cat "$tmp"/cyc.*
 	return $rc
+}
+
+# hold_start N: tests/verbs/port-hold holding N ports of 198.18.0.1 here
+hold_start() {
+	"$KIWI_ROOT/tests/verbs/build/port-hold" 198.18.0.1 21400 "$1" \
+		> "$tmp/hold" 2>&1 &
+	hold_pid=$!
+	wait_alive 120 $hold_pid grep -q "^port-hold: held" "$tmp/hold" &&
+		kill -0 $hold_pid 2>/dev/null || { cat "$tmp/hold"; return 1; }
+	cat "$tmp/hold"
+	echo "ip_local_port_range: $(cat /proc/sys/net/ipv4/ip_local_port_range)"
+}
+
+hold_stop() {
+	[ -n "$hold_pid" ] || return 0
+	kill $hold_pid 2>/dev/null
+	wait $hold_pid 2>/dev/null
+	hold_pid=
+}
+
+# fallbacks DEV: DEV's connect_port_fallbacks counter
+fallbacks() {
+	cat /sys/class/infiniband/"$1"/ports/1/hw_counters/connect_port_fallbacks
+}
+
+# no_addr_in_use FILE...: no client or server says a port was in use
+no_addr_in_use() {
+	! grep -H "Address already in use\|Cannot assign requested\|status -98\|status -99" "$@"
+}
+
+# held_ports TYPE [speak]: ucmatose and cm-cycle from kiwi to a TYPE
+# server device in the namespace while port-hold holds $hold_n ports here
+held_ports() {
+	local type=$1 speak=$2 f0 f1 t0
+	tap_check "$type server: set-up" \
+		rdma_pair_setup $ns kiwild0 kiwi "${type}ld1" "$type"
+	tap_check "$type server: $hold_n local ports of 198.18.0.1 held by other TCP connections" \
+		hold_start $hold_n
+	f0=$(fallbacks kiwild0)
+	t0=$SECONDS
+	tap_check "$type server, ports held: ucmatose -c $hold_c, $((2 * hold_c)) QPs connected, each carrying data" \
+		ucm 21003 $hold_c held
+	tap_diag "ucmatose -c $hold_c took $((SECONDS - t0)) s"
+	t0=$SECONDS
+	tap_check "$type server, ports held: cm-cycle 4 processes x $hold_cyc connect/disconnect cycles" \
+		cm_cycles 4 $hold_cyc $speak
+	tap_diag "$((4 * hold_cyc)) cm-cycle connections in $((SECONDS - t0)) s"
+	tap_diag "$(grep -h "^server: accepted\|^client:" "$tmp/cs" "$tmp"/cc.*)"
+	tap_check "$type server, ports held: no connect failed for its port" \
+		no_addr_in_use "$tmp/uc.held" "$tmp/us.held" "$tmp/cs" "$tmp"/cc.*
+	f1=$(fallbacks kiwild0)
+	tap_diag "connect_port_fallbacks of kiwild0: ${f0:-none} before, ${f1:-none} after"
+	tap_check "$type server, ports held: connect_port_fallbacks counted the ports that gave way" \
+		test "${f1:-0}" -gt "${f0:-0}"
+	cleanup
 }
 
 # order_waits: the two devices' order_waits_expired counters
@@ -187,6 +266,26 @@ tap_check "cm-cycle: no handshake waited out its turn (order_waits_expired)" \
 tap_diag "order_waits_expired before and after: $ow0 / $(order_waits)"
 
 cleanup
+
+if [ -n "${KIWI_FULL:-}" ]; then
+	hold_n=3000 hold_c=500 hold_cyc=${KIWI_HOLD_CYCLES:-2500}
+else
+	hold_n=300 hold_c=25 hold_cyc=${KIWI_HOLD_CYCLES:-25}
+	echo "40000 40999" > /proc/sys/net/ipv4/ip_local_port_range
+fi
+held_ports kiwi
+# siw's own user-space provider pins the ucmatose buffers
+ulimit -l unlimited
+if siw_load; then
+	# the client speaks first: siw can leave kiwi's RTR unread, and a
+	# disconnect right after ESTABLISHED then hits a BUG() in iw_cm
+	held_ports siw speak
+	siw_unload
+else
+	tap_skip "siw server, ports held" "the reference siw is not built (tests/vm/build-siw.sh)"
+fi
+echo "$old_range" > /proc/sys/net/ipv4/ip_local_port_range
+
 tap_check "object counts back to zero" wait_for 30 kiwi_counts_zero
 # TCP's TIME_WAIT sockets are kernel memory too (the initiators close
 # first, here in init_net): thousands after a fast run (measured: 9 MiB

@@ -16,6 +16,16 @@
  *	for ESTABLISHED, disconnect, wait for DISCONNECTED, destroy; prints
  *	"client: cycles N failed F in MS ms" and exits 0 iff none failed.
  *
+ * With a fifth argument "speak" (on both ends), the client speaks first,
+ * as rping, perftest and the storage protocols do: a zero-length Send
+ * once ESTABLISHED, completed before it disconnects (counted in the
+ * connect step), into a receive the server posted before accepting.  A
+ * siw responder needs it: siw can leave the RTR unread until the next
+ * bytes arrive (Documentation/cm.md, "Known limits"), and a client that
+ * disconnects at once then closes a connection siw has not reported
+ * established; in 38-load that once ended in a BUG() in iw_cm's close
+ * handler (a close for an id still in CONN_RECV).
+ *
  * Every wait has a time limit (30 s), so a lost event is a failure, not a
  * hang.  Ten failures in a row end the run.
  */
@@ -37,6 +47,8 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_context *pd_ctx;
 
+static int speak;
+
 static struct rdma_conn_param conn_param = {
 	.initiator_depth = 1,
 	.responder_resources = 1,
@@ -54,7 +66,7 @@ static int qp_make(struct rdma_cm_id *id)
 	if (!pd) {
 		pd_ctx = id->verbs;
 		pd = ibv_alloc_pd(id->verbs);
-		cq = pd ? ibv_create_cq(id->verbs, 16, NULL, NULL, 0) : NULL;
+		cq = pd ? ibv_create_cq(id->verbs, 256, NULL, NULL, 0) : NULL;
 		if (!cq) {
 			perror("cm-cycle: PD or CQ");
 			return -1;
@@ -88,6 +100,8 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	struct rdma_cm_id *lid, *id;
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type type;
+	struct ibv_recv_wr rwr = {}, *bad;
+	struct ibv_wc wc[16];
 	int status;
 
 	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
@@ -99,6 +113,9 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	printf("server: listening\n");
 	fflush(stdout);
 	while (!stop && closed + errors < total) {
+		/* the clients' Sends and the flushes: nothing to look at */
+		while (cq && ibv_poll_cq(cq, 16, wc) > 0)
+			;
 		ev = kiwi_cm_next(ch, 1000);
 		if (!ev)
 			continue;
@@ -108,7 +125,9 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 		rdma_ack_cm_event(ev);
 		switch (type) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			if (qp_make(id) || rdma_accept(id, &conn_param)) {
+			if (qp_make(id) || (speak && ibv_post_recv(id->qp,
+							&rwr, &bad)) ||
+			    rdma_accept(id, &conn_param)) {
 				fprintf(stderr, "cm-cycle server: accept: %s\n",
 					strerror(errno));
 				rdma_reject(id, NULL, 0);
@@ -160,6 +179,30 @@ static void lap(int step)
 	t_mark = now;
 }
 
+/* a zero-length Send, completed */
+static int say(struct rdma_cm_id *id)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (ibv_post_send(id->qp, &wr, &bad))
+		return -1;
+	if (kiwi_poll_cq_n(cq, &wc, 1, WAIT_MS, NULL) != 1) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "cm-cycle client: Send: %s\n",
+			ibv_wc_status_str(wc.status));
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
 /* One cycle; the step that failed on stderr. */
 static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 {
@@ -187,6 +230,9 @@ static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	step = "connect";
 	if (rdma_connect(id, &conn_param) ||
 	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, NULL))
+		goto fail;
+	step = "speak first";
+	if (speak && say(id))
 		goto fail;
 	lap(T_CONNECT);
 	step = "disconnect";
@@ -238,11 +284,15 @@ int main(int argc, char **argv)
 	long count;
 	int rc;
 
-	if (argc != 5 || inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 ||
-	    (count = atol(argv[4])) <= 0) {
-		fprintf(stderr, "usage: cm-cycle server|client ADDR PORT COUNT\n");
+	if (argc < 5 || argc > 6 ||
+	    inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 ||
+	    (count = atol(argv[4])) <= 0 ||
+	    (argc == 6 && strcmp(argv[5], "speak"))) {
+		fprintf(stderr,
+			"usage: cm-cycle server|client ADDR PORT COUNT [speak]\n");
 		return 2;
 	}
+	speak = argc == 6;
 	sa.sin_port = htons(atoi(argv[3]));
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
