@@ -6,6 +6,7 @@
 #define KIWI_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -149,6 +150,13 @@ struct kiwi_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	int sq_sig_all;
+	/*
+	 * Moved to RESET by a modify: posts are refused.  Not ibv_qp.state,
+	 * which reads RESET from creation (the kernel's QP is in INIT) until
+	 * the application's first modify, and which iw_cm's move to RTS
+	 * never updates.
+	 */
+	bool in_reset;
 	struct kiwi_ring sq;
 	struct kiwi_ring rq;	/* rq.map == NULL with an SRQ */
 	struct kiwi_sqe *sqe;

@@ -240,8 +240,12 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 			   attr->cap.max_recv_sge : ctx->max_sge;
 	qp->max_inline = attr->cap.max_inline_data < ctx->max_inline ?
 			 attr->cap.max_inline_data : ctx->max_inline;
-	/* libibverbs assumes RESET; the kernel created the QP in INIT */
-	qp->ibv_qp.state = IBV_QPS_INIT;
+	/*
+	 * The kernel created the QP in INIT (ibv_query_qp says so), but
+	 * ibv_qp.state keeps the RESET libibverbs gave it, as applications
+	 * and rdma-core's tests expect of a new QP; in_reset, not that
+	 * field, decides whether posts are taken.
+	 */
 	return &qp->ibv_qp;
 
 fail_unmap_sq:
@@ -272,6 +276,8 @@ int kiwi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (err)
 		return err;
 
+	if (mask & IBV_QP_STATE)
+		qp->in_reset = attr->qp_state == IBV_QPS_RESET;
 	/*
 	 * RESET empties the queues: the kernel has dropped every posted WQE
 	 * and restarts at slot 0, so do we.
