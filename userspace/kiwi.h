@@ -214,6 +214,8 @@ struct ibv_cq *kiwi_create_cq(struct ibv_context *ctx, int cqe,
 int kiwi_destroy_cq(struct ibv_cq *cq);
 struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr);
+struct ibv_qp *kiwi_create_qp_ex(struct ibv_context *ctx,
+				 struct ibv_qp_init_attr_ex *attr);
 int kiwi_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init_attr);
 int kiwi_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);

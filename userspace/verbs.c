@@ -258,6 +258,33 @@ fail_free:
 	return NULL;
 }
 
+/*
+ * ibv_create_qp_ex() comes here for any comp_mask but PD alone.  Of the
+ * extensions kiwi has none (no XRC, RSS, send-ops API or create flags),
+ * but a mask naming create flags with none set asks for nothing more
+ * than ibv_create_qp() does: take it rather than refuse a plain RC QP.
+ */
+struct ibv_qp *kiwi_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t plain = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+
+	(void)ibctx;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & ~plain) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* the ex attributes begin with ibv_qp_init_attr, as libibverbs uses */
+	return kiwi_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
+}
+
 int kiwi_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init_attr)
 {

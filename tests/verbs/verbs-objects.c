@@ -958,6 +958,64 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * ibv_create_qp_ex(): a mask naming create flags with none set makes the
+ * same RC QP as ibv_create_qp() (rdma-core's tests choose such masks at
+ * random); what kiwi lacks is refused with EOPNOTSUPP.
+ */
+static void case_qp_ex(void)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct qp_env e;
+	struct ibv_qp *qp;
+
+	if (!env_open(&e)) {
+		ok(false, "PD, CQs and MR for the QP ex case");
+		env_close(&e);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.send_cq = e.scq;
+	a.recv_cq = e.rcq;
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = 4;
+	a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	a.pd = e.pd;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	qp = ibv_create_qp_ex(e.ctx, &a);
+	ok(qp && qp->state == IBV_QPS_RESET && qp_state(qp) == IBV_QPS_INIT &&
+	   a.cap.max_send_wr >= 4 && a.cap.max_recv_wr >= 4,
+	   "ibv_create_qp_ex, create flags 0: RC QP, ibv_qp.state RESET, query INIT (%s)",
+	   qp ? "ok" : strerror(errno));
+	ok(qp && !post_recv1(&e, qp, NULL, 0x51, 1),
+	   "post_recv on it before any modify");
+	ok(qp && !ibv_destroy_qp(qp), "ibv_destroy_qp");
+
+	a.create_flags = IBV_QP_CREATE_SCATTER_FCS;
+	errno = 0;
+	qp = ibv_create_qp_ex(e.ctx, &a);
+	ok(!qp && errno == EOPNOTSUPP,
+	   "ibv_create_qp_ex with a create flag fails with EOPNOTSUPP (%s)",
+	   qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	a.create_flags = 0;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	a.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	errno = 0;
+	qp = ibv_create_qp_ex(e.ctx, &a);
+	ok(!qp && errno == EOPNOTSUPP,
+	   "ibv_create_qp_ex with send ops flags fails with EOPNOTSUPP (%s)",
+	   qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ok(kiwi_count("qps") == 0, "no QP left counted");
+	env_close(&e);
+}
+
 /* Concurrent posters share one SRQ: every slot filled exactly once. */
 static void case_srq_threads(struct qp_env *e)
 {
@@ -1353,6 +1411,7 @@ int main(int argc, char **argv)
 	case_caps();
 	case_cq();
 	case_qp();
+	case_qp_ex();
 	case_srq();
 	case_sigkill();
 
