@@ -26,6 +26,7 @@ static const struct kiwi_verbs_context_ops kiwi_ctx_ops = {
 	.alloc_pd = kiwi_alloc_pd,
 	.create_cq = kiwi_create_cq,
 	.create_qp = kiwi_create_qp,
+	.create_qp_ex = kiwi_create_qp_ex,
 	.create_srq = kiwi_create_srq,
 	.dealloc_pd = kiwi_dealloc_pd,
 	.dereg_mr = kiwi_dereg_mr,

@@ -6,6 +6,7 @@
 #define KIWI_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
@@ -149,6 +150,13 @@ struct kiwi_qp {
 	uint32_t max_recv_sge;
 	uint32_t max_inline;
 	int sq_sig_all;
+	/*
+	 * Moved to RESET by a modify: posts are refused.  Not ibv_qp.state,
+	 * which reads RESET from creation (the kernel's QP is in INIT) until
+	 * the application's first modify, and which iw_cm's move to RTS
+	 * never updates.
+	 */
+	bool in_reset;
 	struct kiwi_ring sq;
 	struct kiwi_ring rq;	/* rq.map == NULL with an SRQ */
 	struct kiwi_sqe *sqe;
@@ -206,6 +214,8 @@ struct ibv_cq *kiwi_create_cq(struct ibv_context *ctx, int cqe,
 int kiwi_destroy_cq(struct ibv_cq *cq);
 struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr);
+struct ibv_qp *kiwi_create_qp_ex(struct ibv_context *ctx,
+				 struct ibv_qp_init_attr_ex *attr);
 int kiwi_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 		  struct ibv_qp_init_attr *init_attr);
 int kiwi_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);

@@ -365,11 +365,11 @@ int kiwi_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	int err = 0, db;
 
 	/*
-	 * A QP in RESET has no queues.  Later states are the kernel's to
-	 * judge (at the doorbell): iWARP connection setup moves the QP to
-	 * RTS without this process's cached state ever changing.
+	 * A QP moved to RESET has no queues.  Other states are the kernel's
+	 * to judge (at the doorbell): iWARP connection setup moves the QP to
+	 * RTS without libibverbs' cached state ever changing.
 	 */
-	if (ibqp->state == IBV_QPS_RESET) {
+	if (qp->in_reset) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -499,7 +499,7 @@ int kiwi_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	int err;
 
 	/* Receives of a QP with an SRQ go to the SRQ. */
-	if (!qp->rq.map || ibqp->state == IBV_QPS_RESET) {
+	if (!qp->rq.map || qp->in_reset) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -240,8 +240,12 @@ struct ibv_qp *kiwi_create_qp(struct ibv_pd *pd,
 			   attr->cap.max_recv_sge : ctx->max_sge;
 	qp->max_inline = attr->cap.max_inline_data < ctx->max_inline ?
 			 attr->cap.max_inline_data : ctx->max_inline;
-	/* libibverbs assumes RESET; the kernel created the QP in INIT */
-	qp->ibv_qp.state = IBV_QPS_INIT;
+	/*
+	 * The kernel created the QP in INIT (ibv_query_qp says so), but
+	 * ibv_qp.state keeps the RESET libibverbs gave it, as applications
+	 * and rdma-core's tests expect of a new QP; in_reset, not that
+	 * field, decides whether posts are taken.
+	 */
 	return &qp->ibv_qp;
 
 fail_unmap_sq:
@@ -252,6 +256,33 @@ fail_free:
 	free(qp);
 	errno = err;
 	return NULL;
+}
+
+/*
+ * ibv_create_qp_ex() comes here for any comp_mask but PD alone.  Of the
+ * extensions kiwi has none (no XRC, RSS, send-ops API or create flags),
+ * but a mask naming create flags with none set asks for nothing more
+ * than ibv_create_qp() does: take it rather than refuse a plain RC QP.
+ */
+struct ibv_qp *kiwi_create_qp_ex(struct ibv_context *ibctx,
+				 struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t plain = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
+
+	(void)ibctx;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & ~plain) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* the ex attributes begin with ibv_qp_init_attr, as libibverbs uses */
+	return kiwi_create_qp(attr->pd, (struct ibv_qp_init_attr *)attr);
 }
 
 int kiwi_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
@@ -272,6 +303,8 @@ int kiwi_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (err)
 		return err;
 
+	if (mask & IBV_QP_STATE)
+		qp->in_reset = attr->qp_state == IBV_QPS_RESET;
 	/*
 	 * RESET empties the queues: the kernel has dropped every posted WQE
 	 * and restarts at slot 0, so do we.
