@@ -16,15 +16,15 @@
  *	for ESTABLISHED, disconnect, wait for DISCONNECTED, destroy; prints
  *	"client: cycles N failed F in MS ms" and exits 0 iff none failed.
  *
- * With a fifth argument "speak" (on both ends), the client speaks first,
- * as rping, perftest and the storage protocols do: a zero-length Send
- * once ESTABLISHED, completed before it disconnects (counted in the
- * connect step), into a receive the server posted before accepting.  A
- * siw responder needs it: siw can leave the RTR unread until the next
- * bytes arrive (Documentation/cm.md, "Known limits"), and a client that
+ * With a fifth argument "speak" (on both ends), the server speaks first:
+ * a zero-length Send once ESTABLISHED, and the client disconnects only
+ * once it has received it (counted in the connect step).  A siw
+ * responder needs it: siw can leave the RTR unread until the next bytes
+ * arrive (Documentation/cm.md, "Known limits"), and a client that
  * disconnects at once then closes a connection siw has not reported
- * established; in 38-load that once ended in a BUG() in iw_cm's close
- * handler (a close for an id still in CONN_RECV).
+ * established, which ends in a BUG() in iw_cm's close handler (a close
+ * for an id still in CONN_RECV).  A server that has spoken has seen
+ * ESTABLISHED, so the client's close can no longer race it.
  *
  * Every wait has a time limit (30 s), so a lost event is a failure, not a
  * hang.  Ten failures in a row end the run.
@@ -100,7 +100,7 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	struct rdma_cm_id *lid, *id;
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type type;
-	struct ibv_recv_wr rwr = {}, *bad;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad;
 	struct ibv_wc wc[16];
 	int status;
 
@@ -125,9 +125,7 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 		rdma_ack_cm_event(ev);
 		switch (type) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			if (qp_make(id) || (speak && ibv_post_recv(id->qp,
-							&rwr, &bad)) ||
-			    rdma_accept(id, &conn_param)) {
+			if (qp_make(id) || rdma_accept(id, &conn_param)) {
 				fprintf(stderr, "cm-cycle server: accept: %s\n",
 					strerror(errno));
 				rdma_reject(id, NULL, 0);
@@ -139,6 +137,12 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 			break;
 		case RDMA_CM_EVENT_ESTABLISHED:
 			established++;
+			/* unsignaled: nothing to poll for but errors */
+			if (speak && ibv_post_send(id->qp, &swr, &bad)) {
+				fprintf(stderr, "cm-cycle server: Send: %s\n",
+					strerror(errno));
+				errors++;
+			}
 			break;
 		case RDMA_CM_EVENT_DISCONNECTED:
 			kiwi_cm_drop(id);
@@ -179,23 +183,17 @@ static void lap(int step)
 	t_mark = now;
 }
 
-/* a zero-length Send, completed */
-static int say(struct rdma_cm_id *id)
+/* the server's zero-length Send, received (the receive posted first) */
+static int hear(void)
 {
-	struct ibv_send_wr wr = {
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
 	struct ibv_wc wc;
 
-	if (ibv_post_send(id->qp, &wr, &bad))
-		return -1;
 	if (kiwi_poll_cq_n(cq, &wc, 1, WAIT_MS, NULL) != 1) {
 		errno = ETIMEDOUT;
 		return -1;
 	}
-	if (wc.status != IBV_WC_SUCCESS) {
-		fprintf(stderr, "cm-cycle client: Send: %s\n",
+	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV) {
+		fprintf(stderr, "cm-cycle client: receive: %s\n",
 			ibv_wc_status_str(wc.status));
 		errno = EIO;
 		return -1;
@@ -206,6 +204,7 @@ static int say(struct rdma_cm_id *id)
 /* One cycle; the step that failed on stderr. */
 static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 {
+	struct ibv_recv_wr rwr = {}, *bad;
 	struct rdma_cm_id *id;
 	const char *step;
 
@@ -226,13 +225,15 @@ static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	step = "create a QP";
 	if (qp_make(id))
 		goto fail;
+	if (speak && ibv_post_recv(id->qp, &rwr, &bad))
+		goto fail;
 	lap(T_QP);
 	step = "connect";
 	if (rdma_connect(id, &conn_param) ||
 	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, NULL))
 		goto fail;
-	step = "speak first";
-	if (speak && say(id))
+	step = "hear the server first";
+	if (speak && hear())
 		goto fail;
 	lap(T_CONNECT);
 	step = "disconnect";
