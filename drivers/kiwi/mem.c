@@ -43,19 +43,29 @@ int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/* Rights an MR may grant.  No atomics (atomic_cap is NONE), no MWs. */
+/*
+ * Rights an MR may grant.  Remote atomics and memory window binding are
+ * accepted as the iWARP RNICs (and siw) accept them, so that middleware
+ * asking for every right (libfabric's verbs provider, qperf) registers:
+ * kiwi executes no atomic (atomic_cap NONE: a peer's atomic gets a
+ * Terminate) and has no memory windows, so neither right is ever used.
+ */
 #define KIWI_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 /* Hints a device may ignore by definition. */
 #define KIWI_MR_HINTS	(IB_ACCESS_OPTIONAL | IB_ACCESS_HUGETLB)
 
 int kiwi_mr_access_ok(int access)
 {
 	access &= ~KIWI_MR_HINTS;
+	/* a real feature kiwi lacks: addresses would mean something else */
+	if (access & IB_ZERO_BASED)
+		return -EOPNOTSUPP;
 	if (access & ~KIWI_MR_ACCESS)
 		return -EINVAL;
-	/* iWARP: a remotely writable region must be locally writable too */
-	if ((access & IB_ACCESS_REMOTE_WRITE) &&
+	/* a remotely writable region must be locally writable too */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
 	return 0;

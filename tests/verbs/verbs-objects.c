@@ -335,10 +335,65 @@ static void case_pd_mr(void)
 	if (mr)
 		ibv_dereg_mr(mr);
 
-	errno = 0;
-	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_REMOTE_WRITE);
-	EXPECT_NULL_ERRNO(mr, ibv_dereg_mr, EINVAL,
-			  "MR remote write without local write");
+	/*
+	 * Each access bit alone (with local write where the verbs demand
+	 * it): what the iWARP RNICs accept, kiwi accepts, so that middleware
+	 * asking for every right registers (libfabric's verbs provider).
+	 */
+	{
+		static const struct {
+			int access;
+			const char *name;
+			int err;	/* 0: registers */
+		} bits[] = {
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
+			  "remote read", 0 },
+			{ IBV_ACCESS_REMOTE_READ, "remote read alone", 0 },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			  "remote write", 0 },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+			  "remote atomic", 0 },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND,
+			  "MW bind", 0 },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING,
+			  "relaxed ordering (a hint)", 0 },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB,
+			  "hugetlb (a hint)", 0 },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			  IBV_ACCESS_MW_BIND, "every right (libfabric's)", 0 },
+			{ IBV_ACCESS_REMOTE_WRITE,
+			  "remote write without local write", EINVAL },
+			{ IBV_ACCESS_REMOTE_ATOMIC,
+			  "remote atomic without local write", EINVAL },
+			{ IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED,
+			  "zero-based", EOPNOTSUPP },
+		};
+		unsigned int i;
+
+		for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+			errno = 0;
+			mr = ibv_reg_mr(pd, buf, len, bits[i].access);
+			if (!bits[i].err) {
+				ok(mr != NULL, "MR access %s: registers (%s)",
+				   bits[i].name, mr ? "ok" : strerror(errno));
+				if (mr)
+					ibv_dereg_mr(mr);
+				continue;
+			}
+			EXPECT_NULL_ERRNO(mr, ibv_dereg_mr, bits[i].err,
+					  bits[i].name);
+		}
+		/* ODP: the device has no ODP capability; ib_core refuses */
+		errno = 0;
+		mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_ON_DEMAND);
+		ok(!mr && (errno == EINVAL || errno == EOPNOTSUPP),
+		   "MR access on-demand paging: refused (%s)",
+		   mr ? "registered" : strerror(errno));
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
 	errno = 0;
 	mr = ibv_reg_mr(pd, NULL, len, IBV_ACCESS_LOCAL_WRITE);
 	EXPECT_NULL_ERRNO(mr, ibv_dereg_mr, EINVAL, "MR at NULL");
