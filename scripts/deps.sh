@@ -15,6 +15,7 @@ pkgs=(
 	qemu-system-x86 busybox-static iproute2
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest python3-pyverbs
+	libfabric-bin qperf
 	nvme-cli nfs-kernel-server nfs-common rpcbind ksmbd-tools cifs-utils fio iperf3 sockperf gnuplot-nox gcovr python3 iputils-ping
 	debhelper dh-dkms lintian mmdebstrap
 	open-iscsi

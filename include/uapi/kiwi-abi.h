@@ -42,7 +42,7 @@
  */
 #define KIWI_MAX_PD		16384
 #define KIWI_MAX_CQ		16384
-#define KIWI_MAX_CQE		65536	/* slots per CQ */
+#define KIWI_MAX_CQE		1048576	/* slots per CQ */
 #define KIWI_MAX_QP		16384	/* QP numbers are 1..KIWI_MAX_QP */
 #define KIWI_MAX_QP_WR		16384	/* slots per SQ and per RQ */
 #define KIWI_MAX_SRQ		1024

@@ -124,7 +124,7 @@ if [ -n "$hold_pid" ]; then
 fi
 
 # Ring memory is charged to the process's memory cgroup: a process holding
-# 8 CQs of the largest size (2 MiB of ring each) uses at least 12 MiB more
+# 8 CQs of 65536 entries (2 MiB of ring each) uses at least 12 MiB more
 # of its cgroup than one holding none.  (vmalloc memory is not charged
 # unless asked for: before, the difference was the process's own only,
 # well under 1 MiB.  Not the full 16 MiB: memory.current moves in per-CPU
@@ -155,9 +155,9 @@ if [ -x "$bin" ]; then
 	u8=$(rings_usage 8)
 	if [ -n "$u0" ] && [ -n "$u8" ] &&
 		[ $((u8 - u0)) -ge $((12 * 1024 * 1024)) ]; then
-		tap_ok "ring memory is charged to the memory cgroup (8 largest CQs: +$(( (u8 - u0) / 1024 )) KiB)"
+		tap_ok "ring memory is charged to the memory cgroup (8 CQs of 2 MiB: +$(( (u8 - u0) / 1024 )) KiB)"
 	else
-		tap_fail "ring memory is charged to the memory cgroup (without: ${u0:-?} B, with 8 largest CQs: ${u8:-?} B)"
+		tap_fail "ring memory is charged to the memory cgroup (without: ${u0:-?} B, with 8 CQs of 2 MiB: ${u8:-?} B)"
 		tap_diag "$(cat "$tmp/rout" 2>/dev/null)"
 	fi
 fi

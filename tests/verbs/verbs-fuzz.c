@@ -35,6 +35,12 @@
 #include "kiwi-objects.h"
 
 #define SLOTS		8	/* live objects of each kind per process */
+/*
+ * CQ sizes around this, not KIWI_MAX_CQE: a full CQ is 32 MiB, and 3
+ * processes x SLOTS of them would not fit the guest.  verbs-objects
+ * checks the limit itself (max_cqe, max_cqe + 1).
+ */
+#define FZ_MAX_CQE	65536
 #define POOL_SIZE	(1 << 20)
 
 static const char *dev_name = "kiwi0";
@@ -198,10 +204,10 @@ static void do_cq(struct fz *f)
 		if (!rv)
 			f->cq[i] = NULL;
 	} else if (f->cq[i]) {
-		rv = ibv_resize_cq(f->cq[i], (int)edgy(KIWI_MAX_CQE));
+		rv = ibv_resize_cq(f->cq[i], (int)edgy(FZ_MAX_CQE));
 		check(f, rv, "ibv_resize_cq");
 	} else {
-		f->cq[i] = ibv_create_cq(f->ctx, (int)edgy(KIWI_MAX_CQE / 16),
+		f->cq[i] = ibv_create_cq(f->ctx, (int)edgy(FZ_MAX_CQE / 16),
 					 NULL, below(2) ? f->ch : NULL, 0);
 		check_obj(f, f->cq[i], "ibv_create_cq");
 	}

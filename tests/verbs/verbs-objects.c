@@ -1396,11 +1396,13 @@ static int churn_mode(int secs)
 }
 
 /*
- * --rings N: create N CQs of KIWI_MAX_CQE slots (their rings are the
- * largest a user may ask for), print "ready N", keep them until EOF on
+ * --rings N: create N CQs of RINGS_CQE slots (2 MiB of ring each), print
+ * "ready N", keep them until EOF on
  * stdin.  The case compares the memory cgroup's usage with and without
  * them: ring memory must be charged to the process.
  */
+#define RINGS_CQE	65536
+
 static int rings_mode(int n)
 {
 	struct ibv_context *ctx = open_dev();
@@ -1411,7 +1413,7 @@ static int rings_mode(int n)
 	if (!ctx || n > 64)
 		return 1;
 	for (i = 0; i < n; i++) {
-		cq[i] = ibv_create_cq(ctx, KIWI_MAX_CQE, NULL, NULL, 0);
+		cq[i] = ibv_create_cq(ctx, RINGS_CQE, NULL, NULL, 0);
 		if (!cq[i]) {
 			fprintf(stderr, "rings: CQ %d: %s\n", i,
 				strerror(errno));
