@@ -5,6 +5,8 @@
  */
 #include <linux/mm.h>
 #include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/uverbs_ioctl.h>
@@ -249,13 +251,52 @@ static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 struct kiwi_umap {
 	struct rdma_user_mmap_entry rdma;
 	void *mem;
+	struct mm_struct *mm;		/* pinned_vm charged to (mmgrab) */
+	unsigned long npages;
 };
+
+/*
+ * Ring memory is unswappable kernel memory that the user sizes, outside
+ * the process's RSS: count it as pinned memory against RLIMIT_MEMLOCK of
+ * the creating process, as ib_umem does for MR pages, so that a process
+ * without CAP_IPC_LOCK cannot take more than its limit.  The mm is kept
+ * (mmgrab) so that the same counter is uncharged, even after the process
+ * exited or the device was disassociated.
+ */
+static int kiwi_umap_charge(struct kiwi_umap *um, size_t bytes)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long npages = bytes >> PAGE_SHIFT;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	if (!mm)
+		return 0;
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	um->mm = mm;
+	um->npages = npages;
+	return 0;
+}
+
+static void kiwi_umap_uncharge(struct kiwi_umap *um)
+{
+	if (!um->mm)
+		return;
+	atomic64_sub(um->npages, &um->mm->pinned_vm);
+	mmdrop(um->mm);
+	um->mm = NULL;
+}
 
 static void kiwi_mmap_free(struct rdma_user_mmap_entry *rentry)
 {
 	struct kiwi_umap *um = container_of(rentry, struct kiwi_umap, rdma);
 
 	vfree(um->mem);
+	kiwi_umap_uncharge(um);
 	kfree(um);
 }
 
@@ -321,6 +362,11 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
 	um = kzalloc(sizeof(*um), GFP_KERNEL);
 	if (!um)
 		return -ENOMEM;
+	rv = kiwi_umap_charge(um, r->bytes);
+	if (rv) {
+		kfree(um);
+		return rv;
+	}
 	/*
 	 * Zeroed, page aligned and charged to the caller's memory cgroup:
 	 * ring sizes are the user's to choose, up to KIWI_MAX_QP_WR and
@@ -328,12 +374,14 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
 	 */
 	um->mem = __vmalloc(r->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!um->mem) {
+		kiwi_umap_uncharge(um);
 		kfree(um);
 		return -ENOMEM;
 	}
 	rv = rdma_user_mmap_entry_insert(&uctx->ibuc, &um->rdma, r->bytes);
 	if (rv) {
 		vfree(um->mem);
+		kiwi_umap_uncharge(um);
 		kfree(um);
 		return rv;
 	}

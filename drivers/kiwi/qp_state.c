@@ -362,13 +362,20 @@ static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 		     (s32)(txs->wc[i].seq - e->seq) < 0)) {
 			struct kiwi_wc *wc = &txs->wc[i++];
 
-			/* memory operations took effect: as they were */
-			if (wc->opcode == KIWI_OP_REG_MR ||
-			    wc->opcode == KIWI_OP_LOCAL_INV)
+			/*
+			 * memory operations took effect: as they were; a
+			 * WR's own local error (kiwi_tx_wr_fail()) stays
+			 */
+			if (wc->status != IB_WC_SUCCESS) {
 				kiwi_cq_push(qp->scq, wc);
-			else
+				*st = IB_WC_WR_FLUSH_ERR;
+			} else if (wc->opcode == KIWI_OP_REG_MR ||
+				   wc->opcode == KIWI_OP_LOCAL_INV) {
+				kiwi_cq_push(qp->scq, wc);
+			} else {
 				kiwi_flush_wc(qp->scq, qp, wc->id, wc->opcode,
 					      st);
+			}
 			continue;
 		}
 		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, st);

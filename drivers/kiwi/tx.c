@@ -287,20 +287,28 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 	return IB_WC_SUCCESS;
 }
 
-/* A WR failed locally: its error completion, then the QP to ERR. */
+/*
+ * A WR failed locally: its error completion, then the QP to ERR.  The
+ * completion queues behind those the batch holds, so that it never
+ * overtakes an earlier WR's: the batch still goes out before the
+ * Terminate and its WRs complete then, or it is dropped by the flush and
+ * they are flushed; either way in SQ order.  The batch has room for it:
+ * the engine takes or frames a WR only with room (kiwi_batch_room()).
+ */
 static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 {
-	struct kiwi_wc wc = {
-		.id = w->sqe.id,
-		.qp_id = qp->ibqp.qp_num,
-		.opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
-			KIWI_OP_SEND,
-		.status = st,
-	};
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_wc *wc = &txs->wc[txs->nwc++];
 
-	kiwi_cur_retire(qp->txs, &w->cur);
+	memset(wc, 0, sizeof(*wc));
+	wc->id = w->sqe.id;
+	wc->qp_id = qp->ibqp.qp_num;
+	wc->opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
+		KIWI_OP_SEND;
+	wc->status = st;
+	wc->seq = w->seq;
+	kiwi_cur_retire(txs, &w->cur);
 	w->active = false;
-	kiwi_cq_push(qp->scq, &wc);
 	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
 }
 

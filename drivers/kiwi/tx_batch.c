@@ -556,7 +556,9 @@ void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 		wc = &txs->wc[i];
 		if (wc->opcode != KIWI_OP_REG_MR &&
 		    wc->opcode != KIWI_OP_LOCAL_INV) {
-			wc->status = *status;
+			/* a WR's own local error stays (kiwi_tx_wr_fail()) */
+			if (wc->status == IB_WC_SUCCESS)
+				wc->status = *status;
 			wc->bytes = 0;
 			*status = IB_WC_WR_FLUSH_ERR;
 		}

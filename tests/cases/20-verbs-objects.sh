@@ -162,6 +162,46 @@ if [ -x "$bin" ]; then
 	fi
 fi
 
+# Ring memory counts against RLIMIT_MEMLOCK, as pinned MR pages do: a
+# process without CAP_IPC_LOCK under `ulimit -l 65536` (64 MiB) creating
+# CQs of the largest size (2 MiB and a page of ring each) gets ENOMEM
+# before 64 MiB of rings, and once it destroyed them it can create as
+# many again.  Before, such a process created 64 of them (128 MiB).  With
+# CAP_IPC_LOCK (root) the limit does not apply: 40 (80 MiB) are made.
+# memlock_run CAPS N: "made M errno E" and "again K errno E" of verbs-objects
+# --memlock N under a 64 MiB RLIMIT_MEMLOCK; CAPS "drop" drops CAP_IPC_LOCK.
+memlock_run() {
+	local drop=()
+	[ "$1" = drop ] && drop=(setpriv --bounding-set -ipc_lock --inh-caps -ipc_lock)
+	bash -c 'ulimit -l 65536 && exec "$@"' sh "${drop[@]}" \
+		"$bin" --memlock "$2" -d kiwi0
+}
+if [ -x "$bin" ]; then
+	out=$(memlock_run drop 64 2>&1)
+	made=$(echo "$out" | sed -n 's/^made \([0-9]*\) errno \([0-9]*\)$/\1 \2/p')
+	again=$(echo "$out" | sed -n 's/^again \([0-9]*\) errno \([0-9]*\)$/\1 \2/p')
+	read -r m e <<< "$made"
+	if [ "${e:-}" = 12 ] && [ "$m" -ge 28 ] && [ "$m" -le 31 ]; then
+		tap_ok "without CAP_IPC_LOCK, RLIMIT_MEMLOCK 64 MiB: CQ $((m + 1)) of 2 MiB fails with ENOMEM"
+	else
+		tap_fail "without CAP_IPC_LOCK, RLIMIT_MEMLOCK 64 MiB: a CQ of 2 MiB fails with ENOMEM before 64 MiB (made ${m:-?} of 64, errno ${e:-?})"
+		tap_diag "$out"
+	fi
+	if [ -n "$made" ] && [ "$again" = "${made%% *} 0" ]; then
+		tap_ok "after destroying them, as many CQs are created again ($again)"
+	else
+		tap_fail "after destroying them, as many CQs are created again (made ${made:-?}, again ${again:-?})"
+		tap_diag "$out"
+	fi
+	out=$(memlock_run keep 40 2>&1)
+	if echo "$out" | grep -q '^made 40 errno 0$'; then
+		tap_ok "with CAP_IPC_LOCK, RLIMIT_MEMLOCK 64 MiB does not limit rings (40 CQs, 80 MiB)"
+	else
+		tap_fail "with CAP_IPC_LOCK, RLIMIT_MEMLOCK 64 MiB does not limit rings (40 CQs)"
+		tap_diag "$out"
+	fi
+fi
+
 # Resource dumps racing QP destruction: ib_core untracks a QP only after
 # destroy_qp, so a dump may look at a QP whose rings are being freed.  Two
 # dump loops run while a process creates and destroys QPs with WRs posted.

@@ -889,6 +889,76 @@ out:
 	check_counts(what);
 }
 
+/*
+ * A good signaled Send and a Send with a bad lkey, posted as one chain:
+ * the requester completes WRs in SQ order, so the first Send (taken, and
+ * sent before the bad one) completes successfully before the second's
+ * local protection error, and a WR posted after them is flushed.  (The
+ * first Send's completion once came after the error: it was held until
+ * its batch went to TCP, the error was not.)
+ */
+static void t_lkey_chain(void)
+{
+	const char *what = "chain of a good Send and a bad lkey";
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	struct ibv_send_wr wr[2], *bad = NULL;
+	struct ibv_sge sg[2], rs;
+	struct ibv_mr *cmr, *smr;
+	char msg[160];
+	int rv;
+
+	if (!cbuf || !sbuf || !conn_open(&qp_default))
+		goto out;
+	cmr = side_reg(&cli, cbuf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	smr = side_reg(&srv, sbuf, 8192, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!cmr || !smr)
+		goto out;
+	rs = sge(smr, sbuf, 8192);
+	post_recv(srv.qp, 50, &rs, 1);
+	post_recv(srv.qp, 51, &rs, 1);
+	fill(cbuf, 100, 7);
+	sg[0] = sge(cmr, cbuf, 100);
+	sg[1] = sge(cmr, cbuf, 100);
+	sg[1].lkey = cmr->lkey ^ 0x7f00;	/* another STag index */
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].sg_list = &sg[0];
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_SEND;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].next = &wr[1];
+	wr[1] = wr[0];
+	wr[1].wr_id = 2;
+	wr[1].sg_list = &sg[1];
+	wr[1].next = NULL;
+	rv = ibv_post_send(cli.qp, &wr[0], &bad);
+	ok(!rv, "%s: posted as one chain", what);
+	snprintf(msg, sizeof(msg), "%s: first the good Send", what);
+	expect_wc(cli.scq, 1, IBV_WC_SUCCESS, 100, T_WC, msg);
+	snprintf(msg, sizeof(msg), "%s: then the bad lkey", what);
+	expect_wc(cli.scq, 2, IBV_WC_LOC_PROT_ERR, -1, T_WC, msg);
+	sg[0] = sge(cmr, cbuf, 10);
+	rv = post(cli.qp, IBV_WR_SEND, 3, &sg[0], 1, 0, 0, IBV_SEND_SIGNALED);
+	snprintf(msg, sizeof(msg), "%s: the next WR", what);
+	expect_wc(cli.scq, 3, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	snprintf(msg, sizeof(msg), "%s: peer receives the good Send", what);
+	if (expect_wc(srv.rcq, 50, IBV_WC_SUCCESS, 100, T_WC, msg))
+		ok(diff_at(sbuf, cbuf, 100) < 0, "%s: its data", what);
+	snprintf(msg, sizeof(msg), "%s: peer's next receive", what);
+	expect_wc(srv.rcq, 51, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	ok(wait_flag(&cli.disconnected, NULL, T_CM) &&
+	   wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: both ends see RDMA_CM_EVENT_DISCONNECTED", what);
+	ok(cq_quiet(srv.rcq, 100) && cq_quiet(cli.scq, 100),
+	   "%s: nothing else completes", what);
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts(what);
+}
+
 /* ---- remote access violations ------------------------------------------- */
 
 enum acc_case {
@@ -2599,6 +2669,7 @@ int main(int argc, char **argv)
 		t_lkey(LK_OTHER_PD);
 		t_lkey(LK_OUTSIDE);
 		t_lkey(LK_READ_NO_LW);
+		t_lkey_chain();
 	}
 	if (want("access")) {
 		t_access(AC_WRITE_RO);

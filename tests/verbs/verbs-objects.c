@@ -13,6 +13,9 @@
  *                                     posted, for SECS seconds
  *   verbs-objects --rings N [-d kiwi0]  hold N CQs of the largest size
  *                                     until EOF on stdin
+ *   verbs-objects --memlock N [-d kiwi0]  create up to N CQs of the largest
+ *                                     size until one fails, free them,
+ *                                     create as many again
  *
  * After every case the kiwi.ko object counts in
  * /sys/kernel/debug/kiwi/objects must be back to zero (all lines but
@@ -1432,10 +1435,54 @@ static int rings_mode(int n)
 	return rv;
 }
 
+/*
+ * --memlock N: create CQs of KIWI_MAX_CQE slots until one fails or N
+ * exist, print "made M errno E" (E 0: none failed), destroy them, create
+ * M again and print "again K errno E".  The case runs it under
+ * `ulimit -l` with and without CAP_IPC_LOCK: ring memory counts against
+ * RLIMIT_MEMLOCK, and destroying the CQs gives the charge back.
+ */
+#define MEMLOCK_MAX_CQ 256
+static int memlock_round(struct ibv_context *ctx, struct ibv_cq **cq, int n,
+			 int *err)
+{
+	int i;
+
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		cq[i] = ibv_create_cq(ctx, KIWI_MAX_CQE, NULL, NULL, 0);
+		if (!cq[i]) {
+			*err = errno;
+			break;
+		}
+	}
+	return i;
+}
+
+static int memlock_mode(int n)
+{
+	struct ibv_context *ctx = open_dev();
+	struct ibv_cq *cq[MEMLOCK_MAX_CQ];
+	int i, made, again, err;
+
+	if (!ctx || n > MEMLOCK_MAX_CQ)
+		return 1;
+	made = memlock_round(ctx, cq, n, &err);
+	printf("made %d errno %d\n", made, err);
+	for (i = 0; i < made; i++)
+		ibv_destroy_cq(cq[i]);
+	again = memlock_round(ctx, cq, made, &err);
+	printf("again %d errno %d\n", again, err);
+	for (i = 0; i < again; i++)
+		ibv_destroy_cq(cq[i]);
+	ibv_close_device(ctx);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	bool hold = false;
-	int i, churn = 0, rings = -1;
+	int i, churn = 0, rings = -1, memlock = -1;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
@@ -1448,9 +1495,11 @@ int main(int argc, char **argv)
 			churn = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--rings") && i + 1 < argc)
 			rings = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--memlock") && i + 1 < argc)
+			memlock = atoi(argv[++i]);
 		else {
 			fprintf(stderr,
-				"usage: %s [-d ibdev] [-n netdev] [--hold | --churn SECS | --rings N]\n",
+				"usage: %s [-d ibdev] [-n netdev] [--hold | --churn SECS | --rings N | --memlock N]\n",
 				argv[0]);
 			return 2;
 		}
@@ -1461,6 +1510,8 @@ int main(int argc, char **argv)
 		return churn_mode(churn);
 	if (rings >= 0)
 		return rings_mode(rings);
+	if (memlock >= 0)
+		return memlock_mode(memlock);
 
 	diag("kiwi verbs objects on %s (netdev %s)", dev_name, net_name);
 	case_device();
