@@ -19,7 +19,7 @@
 #                       6.1, then the build, host checks and a subset of the
 #                       VM cases on 6.12 (KIWI_612_CASES)
 #   make test-full      the long matrices, 6.12 pass still the subset
-#   make test-6.12-full every VM case on 6.12 (the fuller target)
+#   make test-6.12-full every VM case on 6.12 with its long matrices
 #   make test-two-host  two guests, 6.1 and 6.12, on one virtual wire: kiwi
 #                       and siw across it (tests/vm/two-host.sh, a subset)
 #   make test-two-host-full  every pairing, CRC, MTU and program (long)
@@ -103,10 +103,10 @@ test:
 test-full:
 	KIWI_FULL=1 ./tests/run-tests.sh
 
-# Every case on 6.12 (the default run's 6.12 pass takes a subset), without
-# the 6.1 VM pass.
+# Every case on 6.12 with its long matrices (the default run's 6.12 pass
+# takes a subset), without the 6.1 VM pass.
 test-6.12-full:
-	KIWI_612_CASES=all KIWI_SUITE_KERNELS=6.12 ./tests/run-tests.sh
+	KIWI_FULL=1 KIWI_612_CASES=all KIWI_SUITE_KERNELS=6.12 ./tests/run-tests.sh
 
 # What both guests of the two-host bench load, built for each kernel.
 two-host-deps: module provider
