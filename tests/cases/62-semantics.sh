@@ -129,12 +129,52 @@ fi
 cleanup
 tap_check "object counts back to zero" kiwi_counts_zero
 
+# kiwi's trace of the peer-to-peer exchange: when siw is slow to see the
+# RTR, the trace tells whether kiwi sent it only after the Reply came
+tr=/sys/kernel/tracing
+[ -d $tr/events/kiwi ] || tr=/sys/kernel/debug/tracing
+rtr_trace_on() {
+	if [ ! -d $tr/events ]; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+		tr=/sys/kernel/tracing
+	fi
+	echo 0 > $tr/tracing_on
+	echo > $tr/trace
+	echo 1 > $tr/events/kiwi/kiwi_mpa_rep_rcvd/enable
+	echo 1 > $tr/events/kiwi/kiwi_rtr_sent/enable
+	echo 1 > $tr/tracing_on
+}
+rtr_trace_off() {
+	echo 0 > $tr/tracing_on
+	cp $tr/trace "$KIWI_TMP_TRACE"
+	echo 0 > $tr/events/kiwi/kiwi_mpa_rep_rcvd/enable
+	echo 0 > $tr/events/kiwi/kiwi_rtr_sent/enable
+	echo > $tr/trace
+}
+# rtr_after_reply: every kiwi_rtr_sent of a QP comes after a
+# kiwi_mpa_rep_rcvd of that QP (the trace is in time order), and there
+# was at least one
+rtr_after_reply() {
+	awk '/kiwi_mpa_rep_rcvd: qp / { for (i = 1; i < NF; i++)
+			if ($i == "qp") rep[$(i + 1)] = 1 }
+	     /kiwi_rtr_sent: qp / { for (i = 1; i < NF; i++)
+			if ($i == "qp") { n++; if (!rep[$(i + 1)]) bad++ } }
+	     END { printf "%d RTRs sent, %d before their Reply\n", n, bad
+		   exit !(n > 0 && bad == 0) }' "$KIWI_TMP_TRACE"
+}
+KIWI_TMP_TRACE=$(mktemp)
+
 if [ -n "${KIWI_FULL:-}" ]; then
 	tap_check "setup: kiwi requester, siw responder" setup siw
+	rtr_trace_on
 	run "siw responder" -p 20888 -t access -P siw -L
+	rtr_trace_off
+	tap_check "siw responder: kiwi sent each RTR after the MPA Reply arrived (trace)" \
+		rtr_after_reply
 	cleanup
 	siw_unload
 	tap_check "object counts back to zero after the siw run" \
 		kiwi_counts_zero
 fi
+rm -f "$KIWI_TMP_TRACE"
 tap_done
