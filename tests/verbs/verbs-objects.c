@@ -11,10 +11,10 @@
  *                                     release them at EOF on stdin
  *   verbs-objects --churn SECS [-d kiwi0]  create and destroy QPs with WRs
  *                                     posted, for SECS seconds
- *   verbs-objects --rings N [-d kiwi0]  hold N CQs of the largest size
+ *   verbs-objects --rings N [-d kiwi0]  hold N CQs of 2 MiB of ring
  *                                     until EOF on stdin
- *   verbs-objects --memlock N [-d kiwi0]  create up to N CQs of the largest
- *                                     size until one fails, free them,
+ *   verbs-objects --memlock N [-d kiwi0]  create up to N CQs of 2 MiB
+ *                                     of ring until one fails, free them,
  *                                     create as many again
  *
  * After every case the kiwi.ko object counts in
@@ -1436,7 +1436,7 @@ static int rings_mode(int n)
 }
 
 /*
- * --memlock N: create CQs of KIWI_MAX_CQE slots until one fails or N
+ * --memlock N: create CQs of RINGS_CQE slots (2 MiB) until one fails or N
  * exist, print "made M errno E" (E 0: none failed), destroy them, create
  * M again and print "again K errno E".  The case runs it under
  * `ulimit -l` with and without CAP_IPC_LOCK: ring memory counts against
@@ -1450,7 +1450,7 @@ static int memlock_round(struct ibv_context *ctx, struct ibv_cq **cq, int n,
 
 	*err = 0;
 	for (i = 0; i < n; i++) {
-		cq[i] = ibv_create_cq(ctx, KIWI_MAX_CQE, NULL, NULL, 0);
+		cq[i] = ibv_create_cq(ctx, RINGS_CQE, NULL, NULL, 0);
 		if (!cq[i]) {
 			*err = errno;
 			break;
