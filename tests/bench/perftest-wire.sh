@@ -32,7 +32,7 @@
 # over that span: seconds per GiB, or microseconds per operation for
 # latency.  Latency is perftest's t_typical (half the median round trip).
 # Message counts are chosen per run from the previous run's rate so each
-# transfer lasts about 3 s (a first, shorter run calibrates).
+# transfer lasts about 4 s (a first, shorter run calibrates).
 #
 # Default 4 boots of 3 rounds (12 paired rounds): about 30 minutes on a
 # 2-CPU host.
@@ -90,7 +90,7 @@ else
 fi
 # seconds of transfer per run: long enough that the part between the
 # first and the last samples is well over 1 s
-want_s=3
+want_s=4
 rows=$dir/$role.runs
 [ -e "$rows" ] || echo "boot,round,config,test,size,iters,t0,t1,value,status" > "$rows"
 
@@ -192,21 +192,10 @@ span() {
 				r[i] = (v[i + 1] - v[i]) / (t[i + 1] - t[i])
 				if (r[i] > pk) pk = r[i]
 			}
-			# runs of active intervals, gaps of up to 1 s bridged
-			# (a stall is part of the transfer), the run
-			# with the most bytes: the transfer, not set-up bursts
-			f = -1; bb = -1; cf = -1
-			for (i = 0; i <= n - 1; i++) {
-				act = (i < n - 1 && pk > 0 && r[i] >= 0.25 * pk)
-				if (act) {
-					if (cf < 0 || t[i] - t[cl + 1] > 1.0) {
-						if (cf >= 0 && v[cl + 1] - v[cf] > bb) { bb = v[cl + 1] - v[cf]; f = cf; l = cl }
-						cf = i
-					}
-					cl = i
-				}
-			}
-			if (cf >= 0 && v[cl + 1] - v[cf] > bb) { f = cf; l = cl }
+			# the first active interval to the last, pauses and all
+			f = -1
+			for (i = 0; i < n - 1; i++)
+				if (pk > 0 && r[i] >= 0.25 * pk) { if (f < 0) f = i; l = i }
 			if (f < 0 || l - f < 2) { print "0 0 " v[n - 1] - v[0]; exit }
 			printf "%d %.3f %d\n", v[l] - v[f + 1], t[l] - t[f + 1], v[n - 1] - v[0]
 		}' /tmp/wb-samples

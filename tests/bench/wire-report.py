@@ -85,17 +85,11 @@ def window(smp, t0, t1, col):
     peak = max(rates)
     if peak <= 0:
         return None
-    # runs of active intervals, gaps of up to 1 s bridged (a stall is
-    # part of the transfer); the run with the most bytes is the transfer,
-    # not a burst of connection set-up before it
+    # from the first active interval to the last: the pauses between
+    # (the host, TCG, the peer) are part of the transfer; connection
+    # set-up moves too little to count as active
     act = [lo + k for k, r in enumerate(rates) if r >= ACTIVE * peak]
-    segs = [[act[0], act[0]]]
-    for i in act[1:]:
-        if t[i] - t[segs[-1][1] + 1] > 1.0:
-            segs.append([i, i])
-        else:
-            segs[-1][1] = i
-    a, z = max(segs, key=lambda g: c[g[1] + 1] - c[g[0]])
+    a, z = act[0], act[-1]
     total = c[hi] - c[lo]
     if z - a < 2:
         return (0, 0.0, 0, total, t[lo], t[lo])
