@@ -34,8 +34,8 @@
 # Message counts are chosen per run from the previous run's rate so each
 # transfer lasts about 4 s (a first, shorter run calibrates).
 #
-# Default 4 boots of 3 rounds (12 paired rounds): about 30 minutes on a
-# 2-CPU host.
+# Default 3 boots of 3 rounds (9 paired rounds): about 40 minutes on a
+# 2-CPU host with one other guest running (13-14 minutes a boot).
 # --quick (KIWI_BENCH_QUICK=1): one boot, one round, 64 KiB and 64 B
 # only, for developing the bench; its numbers mean nothing.
 # Results: tests/bench/out/wire-<date>/ (both guests' rows and samples per
@@ -49,7 +49,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
 . "$here/bench-lib.sh"
-boots=4
+boots=3
 runs=3
 quick=${KIWI_BENCH_QUICK:-0}
 guest_dir=

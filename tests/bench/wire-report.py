@@ -298,7 +298,7 @@ def build(runs, meta):
             for c in ("kiwi", "siw", "kiwi-siw"):
                 v, n = med(runs, c, t, s, "value")
                 cpu, _ = med(runs, c, t, s, "cpu")
-                cells += [fmt(v), fmt(cpu, 2)] if v is not None else ["", ""]
+                cells += [fmt(v, 1), fmt(cpu)] if v is not None else ["", ""]
             lines.append("| %s (MiB/s; CPU s/GiB) | %s | %s |" % (
                 name, size_txt(s), " | ".join(cells)))
     for c_lat in [("write_lat", 64)]:
@@ -314,7 +314,7 @@ def build(runs, meta):
         v, _ = med(runs, "tcp", name, 0, "value")
         cpu, _ = med(runs, "tcp", name, 0, "cpu")
         lines.append("| %s (MiB/s; CPU s/GiB) | - | %s | %s | | | | |" % (
-            label, fmt(v), fmt(cpu, 2)))
+            label, fmt(v, 1), fmt(cpu)))
     table1 = "\n".join(lines)
 
     lines = ["| ratio (per round) | rounds | geometric mean [95 % interval] "
@@ -458,10 +458,12 @@ def main():
     debug = [o for o in ("slub_debug", "panic_on_warn") if o in cmdline]
     pins = ", ".join("%s %s on host CPU %s" % (p[0], " ".join(p[1:3]), p[-1])
                      for p in meta["pins"][:2])
-    head = ("Run of %s to %s (%s), %s boots x %s rounds; kiwi %s; guests: "
+    head = ("Run of %s to %s (%s), %d boots x %s rounds; kiwi %s; guests: "
             "kernel %s, %s vCPU each%s, %s; perftest %s, %s; host CPU %s; %s."
             % (meta.get("start", "?"), meta.get("end", "?"),
-               meta.get("duration", "?"), meta.get("boots", "?"),
+               meta.get("duration", "?"),
+               # the boots that left results (a run may be stopped early)
+               len({r["boot"] for r in runs if r["value"] is not None}),
                meta.get("runs", "?"), meta.get("kiwi", "?"),
                g.get("kernel", "?"), g.get("cpus", "?"),
                " (" + pins + ")" if pins else "",
@@ -469,6 +471,13 @@ def main():
                "no slub_debug, no panic_on_warn",
                g.get("perftest", "?"), g.get("iperf3", "?"),
                meta.get("host cpu", "?"), host_txt(meta)))
+    # a figure of record wants a quiet host: no other guest, load < 1.5
+    loads = meta["loads"]
+    busy = (float(meta.get("host load at start", "0").split()[0]) >= 1.5 or
+            any(q > 2 for _, q in loads))
+    if busy:
+        head = ("**Not of record: the host was not quiet** (other guests "
+                "ran beside the bench's two).  " + head)
     print(head)
     print()
     print(t1)
@@ -482,8 +491,10 @@ def main():
 
 Medians over all rounds; bandwidth as counted at the receiver (MiB/s),
 latency as perftest's t_typical (half the median round trip, us); CPU is
-both guests' busy time over the counted span, per GiB moved or per
-operation:
+both vCPU threads' time as the host counted it over the counted span, per
+GiB moved or per round trip (perftest spins on its completion queue, so
+latency's CPU is about two round trips); the iperf3 rows' figures stand
+in the first two columns:
 
 %s
 
