@@ -37,7 +37,7 @@
 # Default 3 boots of 3 rounds (9 paired rounds): about 40 minutes on a
 # 2-CPU host with one other guest running (13-14 minutes a boot).
 # --quick (KIWI_BENCH_QUICK=1): one boot, one round, 64 KiB and 64 B
-# only, for developing the bench; its numbers mean nothing.
+# only, for developing the bench (2-6 minutes); its numbers mean nothing.
 # Results: tests/bench/out/wire-<date>/ (both guests' rows and samples per
 # boot), the report (wire-report.py: per-round ratios with a bootstrap
 # 95 % interval) and, unless --no-doc or --quick, Documentation/
