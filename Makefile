@@ -25,7 +25,8 @@
 #   make test-two-host-full  every pairing, CRC, MTU and program (long)
 #   make module-vm      kiwi.ko for the test VM's kernel, KIWI_KVER=6.1|6.12
 #   make demo           boot the test VM and show kiwi devices
-#   make bench          perftest kiwi vs siw vs TCP, CRC off and on (Documentation/benchmarks.md)
+#   make bench          perftest kiwi vs siw vs iperf3, two guests on one wire (Documentation/benchmarks.md)
+#   make bench-shared   perftest kiwi vs siw vs TCP in one guest, CRC off and on
 #   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
 #   make bench-storage  iSER and NFS over RDMA, kiwi and siw, against TCP
 #                       (REPS=N rounds, default 5; Documentation/benchmarks.md)
@@ -55,7 +56,7 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto bench bench-nvmeof bench-storage bench-memory test test-full demo \
+	check unit fuzz bench-proto bench bench-shared bench-nvmeof bench-storage bench-memory test test-full demo \
 	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps \
 	deb test-deb
 
@@ -131,9 +132,16 @@ module-vm:
 demo:
 	./tests/vm/demo.sh
 
-# perftest bandwidth and latency, kiwi/siw/TCP, alternating runs in one boot;
+# the verbs benchmark of record: perftest kiwi/siw against iperf3 between
+# two guests on one wire, paired rounds over several boots;
 # KIWI_BENCH_QUICK=1 for a short run, BENCH_ARGS=--no-doc to leave the docs
 bench: module provider
+	./scripts/deps.sh
+	$(MAKE) -C tests/verbs
+	./tests/bench/perftest-wire.sh $(BENCH_ARGS)
+
+# the same tools in one guest, client and server sharing its two vCPUs
+bench-shared: module provider
 	./scripts/deps.sh
 	./tests/bench/perftest.sh $(BENCH_ARGS)
 

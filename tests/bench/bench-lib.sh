@@ -14,6 +14,12 @@ runtime=10
 # speed were several times more frequent (Documentation/benchmarks.md).
 # KIWI_VM_PIN=0 for the old way.
 export KIWI_VM_PIN=${KIWI_VM_PIN:-1}
+# Measured without debug options: slub_debug slows every allocation (and
+# not all paths alike), panic_on_warn would end a bench on a warning that
+# vm-run.sh reports anyway.  KIWI_VM_SLUB_DEBUG=FZPU KIWI_VM_PANIC_ON_WARN=1
+# to measure with them.
+export KIWI_VM_SLUB_DEBUG=${KIWI_VM_SLUB_DEBUG:-off}
+export KIWI_VM_PANIC_ON_WARN=${KIWI_VM_PANIC_ON_WARN:-0}
 ramp=2
 quick=0
 doc=1

@@ -10,7 +10,8 @@ calibration failed) and RUN.csv.meta '# key value' lines.
 Prints the table of medians with the ratios kiwi/siw (CRC off and on) and
 kiwi/TCP, writes RUN-medians.csv and RUN.png (gnuplot, perftest.gp next to
 this script) and, with --doc, replaces the section between the
-perftest-results markers of BENCHMARKS_MD and copies the plot to PNG.
+perftest-shared-results markers of BENCHMARKS_MD (the one-guest table)
+and copies the plot to PNG.
 Re-running it on an old CSV regenerates everything without a VM.
 """
 import argparse
@@ -322,7 +323,7 @@ def main():
     print("CSV: %s, %s-medians.csv" % (a.csv, base))
     if not a.doc:
         return 0
-    doc_section(a.doc, "perftest", """Latest run: %s, kiwi at %s, guest kernel %s, perftest %s, host CPU %s
+    doc_section(a.doc, "perftest-shared", """Latest run: %s, kiwi at %s, guest kernel %s (debug options: %s), perftest %s, host CPU %s
 (host load average %s).
 QEMU TCG (no KVM), 2 vCPUs shared by client and server%s: absolute numbers
 are an emulator's; only ratios from alternating runs in one boot mean
@@ -343,6 +344,7 @@ the softirq and, with rresp_defer=0, every Read answered from there):
 
 %s""" % (
         meta.get("date", "?"), meta.get("kiwi", "?"), meta.get("kernel", "?"),
+        meta.get("debug", "slub_debug=FZPU panic_on_warn=1"),
         meta.get("perftest", "?"), meta.get("host cpu", "?"),
         meta.get("host load", "?"), vcpu_txt(meta), runs, lat_rounds_txt(meta),
         meta.get("matrix", "?"), table, tg, i15))

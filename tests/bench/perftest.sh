@@ -426,6 +426,7 @@ guest_main() {
 	{
 		echo "# kernel $(uname -r)"
 		echo "# guest cpus $(nproc)"
+		echo "# debug $(grep -oE '(slub_debug|panic_on_warn)=[^ ]*' /proc/cmdline | tr '\n' ' ' | grep . || echo none)"
 		echo "# perftest $(ib_write_bw --version 2>&1 | sed -n 's/^Version: //p')"
 		echo "# matrix ib_write_bw/iperf3 $write_sizes; ib_send_bw, ib_read_bw $sr_sizes; ib_write_bw -q 8 $q8_sizes; ib_write_lat/sockperf $lat_sizes; $((bw_bytes / 1048576)) MiB per bandwidth run (at most 5000 messages)"
 		echo "# lat_runs $lat_runs"

@@ -98,12 +98,15 @@ portal2_teardown() {
 # reports the warning at the end.
 siw_warn_begin() {
 	SIW_DMESG=$(dmesg | wc -l)
+	# back to what the guest booted with afterwards (the benchmarks boot
+	# without panic_on_warn: bench-lib.sh)
+	SIW_POW=$(cat /proc/sys/kernel/panic_on_warn)
 	echo 0 > /proc/sys/kernel/panic_on_warn
 }
 
 siw_warn_end() {
 	local r=$1 pr=$2
-	echo 1 > /proc/sys/kernel/panic_on_warn
+	echo "${SIW_POW:-1}" > /proc/sys/kernel/panic_on_warn
 	dmesg | tail -n +$((SIW_DMESG + 1)) | grep -q 'WARNING:' || return 0
 	echo "bench: round $r $pr siw: the kernel warned; the run counts as failed:" >&2
 	dmesg | tail -n +$((SIW_DMESG + 1)) | grep -B2 -A3 'WARNING:' | head -n 20 >&2

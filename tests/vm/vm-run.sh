@@ -19,7 +19,13 @@
 # KIWI_VM_CPUS (default 2) is the number of vCPUs (more than the host has
 # only slows TCG down; for benchmarks of scaling on a larger host).
 # KIWI_VM_SLUB_DEBUG (default FZPU) is the guest's slub_debug; "off" boots
-# without it (the memory benchmark, whose slab figures it would inflate).
+# without it (the benchmarks: it inflates slab figures and slows every
+# allocation).  KIWI_VM_PANIC_ON_WARN (default 1) is the guest's
+# panic_on_warn; 0 boots without it (the benchmarks: a run is measured,
+# not judged, and the kernel log is still checked after it).
+# KIWI_VM_PIN=1 pins vCPU n's thread to the n-th host CPU this script may
+# use; KIWI_VM_PIN_CPUS=LIST (e.g. "1") pins vCPU n to the n-th CPU of
+# LIST instead: two guests side by side, each on host CPUs of its own.
 # KIWI_VM_MARGIN (default 120) is the host-side allowance in seconds for
 # boot and shutdown on top of --timeout before a silent guest is killed.
 # KIWI_VM_NET gives the guest one virtio-net NIC on that QEMU -netdev (e.g.
@@ -122,7 +128,8 @@ if [ -z "$vmroot" ]; then
 	printf 'KIWI_SIW_CRC_KO=%q\n' "$kiwi_siw_dir/siw-crc/siw.ko" >> "$run/env"
 fi
 
-cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic panic_on_warn=1"
+cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic"
+[ "${KIWI_VM_PANIC_ON_WARN:-1}" = 0 ] || cmdline+=" panic_on_warn=1"
 slub=${KIWI_VM_SLUB_DEBUG:-FZPU}
 [ "$slub" = off ] || cmdline+=" slub_debug=$slub"
 cmdline+=" nokaslr mitigations=off"
@@ -183,7 +190,11 @@ qpid=$!
 # threads stay free.
 pin_vcpus() {
 	local list cpus=() r t c i n=0 want=${KIWI_VM_CPUS:-2}
-	list=$(taskset -cp $$ 2>/dev/null) || return 0
+	if [ -n "${KIWI_VM_PIN_CPUS:-}" ]; then
+		list=": $KIWI_VM_PIN_CPUS"
+	else
+		list=$(taskset -cp $$ 2>/dev/null) || return 0
+	fi
 	for r in $(echo "${list##*: }" | tr ',' ' '); do
 		case "$r" in
 		*-*) cpus+=($(seq "${r%-*}" "${r#*-}")) ;;
@@ -204,18 +215,24 @@ pin_vcpus() {
 				i=${c#CPU }
 				i=${i%%/*}
 				taskset -pc "${cpus[$i]}" "${t##*/}" > /dev/null &&
-					n=$((n + 1))
+					n=$((n + 1)) &&
+					echo "$c ${t##*/} ${cpus[$i]}" >> "$run/pin.tmp"
 				;;
 			esac
 		done
-		[ "$n" -ge "$want" ] && return 0
+		# run/pin: "CPU n/TCG TID HOSTCPU" per vCPU thread, for the
+		# benchmarks (which vCPU ran where, whose CPU time to read)
+		[ "$n" -ge "$want" ] && { mv -f "$run/pin.tmp" "$run/pin"; return 0; }
+		rm -f "$run/pin.tmp"
 		sleep 0.1
 	done
 	echo "vm-run: KIWI_VM_PIN: found $n vCPU threads, pinned those" >&2
+	return 1
 }
 # Never leave a guest behind when interrupted.
 trap 'kill "$qpid" 2>/dev/null; exit 130' INT TERM HUP
-if [ -n "${KIWI_VM_PIN:-}" ] && [ "$KIWI_VM_PIN" != 0 ]; then
+if [ -n "${KIWI_VM_PIN_CPUS:-}" ] ||
+	{ [ -n "${KIWI_VM_PIN:-}" ] && [ "$KIWI_VM_PIN" != 0 ]; }; then
 	pin_vcpus
 fi
 
