@@ -247,9 +247,10 @@ kiwi_provider_env() {
 
 # wait_for SECONDS CMD...: poll CMD until it succeeds (netdev events, device
 # removal and disconnects are asynchronous); the last try speaks, so that a
-# failure shows why.
+# failure shows why.  SECONDS times KIWI_TIMEOUT_SCALE, as the cases' own
+# limits (a busy host).
 wait_for() {
-	local end=$((SECONDS + $1))
+	local end=$((SECONDS + $1 * ${KIWI_TIMEOUT_SCALE:-1}))
 	shift
 	while ! "$@" > /dev/null 2>&1; do
 		[ $SECONDS -lt $end ] || { "$@"; return 1; }
@@ -260,7 +261,7 @@ wait_for() {
 # wait_alive SECONDS PID CMD...: wait_for CMD, giving up as soon as the
 # process PID has gone (a server that died will never listen).
 wait_alive() {
-	local end=$((SECONDS + $1)) pid=$2
+	local end=$((SECONDS + $1 * ${KIWI_TIMEOUT_SCALE:-1})) pid=$2
 	shift 2
 	while ! "$@" > /dev/null 2>&1; do
 		if ! kill -0 "$pid" 2> /dev/null || [ $SECONDS -ge $end ]; then
