@@ -102,7 +102,14 @@ for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	if [ -d /sys/module/kiwi ] && ! rmmod kiwi 2>/dev/null; then
 		why+=("kiwi.ko cannot be unloaded afterwards")
 	fi
-	reset_state "$name"
+	# a case cleans up after itself: links or daemons it left change
+	# what later cases see, so they fail it (namespaces and veth0 are
+	# still only removed)
+	left=$(reset_state "$name")
+	if [ -n "$left" ]; then
+		printf '%s\n' "$left"
+		why+=("left state behind: $(printf '%s' "$left" | grep -c .) item(s)")
+	fi
 	# Give deferred work (and its warnings) a moment to surface.
 	sleep 1
 	kmsgs=$(dmesg | tail -n +"$((before + 1))" | grep -E "$bad")

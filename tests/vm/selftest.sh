@@ -72,6 +72,8 @@ printf '#!/bin/bash\n# timeout: 3\necho "ok 1 - x"; sleep 600\n' > "$tmp/cases/0
 printf '#!/bin/bash\necho "ok 1 - fine"; echo 1..1\n' > "$tmp/cases/05-good.sh"
 printf '#!/bin/bash\necho "ok 1 - x"\n' > "$tmp/cases/06-noplan.sh"
 printf '#!/bin/bash\necho "ok 1 - x"; echo 1..2\n' > "$tmp/cases/07-shortplan.sh"
+# a daemon left running: iwpmd makes every later connect wait on it
+printf '#!/bin/bash\niwpmd; echo "ok 1 - x"; echo 1..1\n' > "$tmp/cases/08-leftover.sh"
 chmod +x "$tmp"/cases/*.sh
 KIWI_CASES_DIR=${tmp#"$root"/}/cases "$vm" --timeout 200 -- \
 	bash tests/vm/guest-suite.sh > "$tmp/out" 2>&1
@@ -92,6 +94,8 @@ check "suite: a case without a plan fails" \
 	"grep -q '^06-noplan: not ok - case failed: printed no TAP plan' \"\$tmp/out\""
 check "suite: a case whose plan does not count its results fails" \
 	"grep -q '^07-shortplan: not ok - case failed: plan 1..2 but 1 results' \"\$tmp/out\""
+check "suite: a case that leaves a daemon running fails" \
+	"grep -q '^08-leftover: not ok - case failed: left state behind' \"\$tmp/out\""
 
 echo "1..$n"
 exit $failed
