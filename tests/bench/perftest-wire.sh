@@ -437,6 +437,16 @@ unset KIWI_KO KIWI_SIW_KO KIWI_VM_NET KIWI_VM_MAC KIWI_VM_PIN
 while sleep 30; do echo "$(cut -d' ' -f1 /proc/loadavg) $(pgrep -c -f qemu-system)"; done > "$out/load" &
 sampler=$!
 trap 'kill $sampler ${pa:-} ${pb:-} ${hs:-} 2>/dev/null; exit 130' INT TERM HUP
+# wire_guest ROLE HOSTCPU WIRE MAC: one guest of boot $b in $bd, its vCPU on
+# HOSTCPU, its NIC on the socket netdev WIRE (listen= or connect=)
+wire_guest() {
+	KIWI_VM_PIN_CPUS=$2 KIWI_VM_NET="socket,$3" \
+		KIWI_VM_MAC=52:54:00:4b:0b:$4 KIWI_WB_ROLE=$1 KIWI_WB_BOOT=$b \
+		KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout $tmo \
+		--run-dir-file "$bd/$1.rundir" -- bash tests/bench/perftest-wire.sh \
+		--runs "$runs" --guest-dir "$bd" > "$bd/$1.out" 2> "$bd/$1.err"
+}
+
 t_start=$SECONDS
 tmo=$((runs * 900 + 600))
 [ "$quick" = 1 ] && tmo=1200
@@ -444,11 +454,7 @@ for b in $(seq 1 "$boots"); do
 	bd=$out/boot-$b
 	mkdir -p "$bd"
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	KIWI_VM_PIN_CPUS=0 KIWI_VM_NET="socket,listen=127.0.0.1:$port" \
-		KIWI_VM_MAC=52:54:00:4b:0b:01 KIWI_WB_ROLE=A KIWI_WB_BOOT=$b \
-		KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout $tmo \
-		--run-dir-file "$bd/A.rundir" -- bash tests/bench/perftest-wire.sh \
-		--runs "$runs" --guest-dir "$bd" > "$bd/A.out" 2> "$bd/A.err" &
+	wire_guest A 0 "listen=127.0.0.1:$port" 01 &
 	pa=$!
 	# B connects once A's QEMU listens
 	end=$((SECONDS + 600))
@@ -456,11 +462,7 @@ for b in $(seq 1 "$boots"); do
 		[ $SECONDS -lt $end ]; do
 		sleep 0.2
 	done
-	KIWI_VM_PIN_CPUS=1 KIWI_VM_NET="socket,connect=127.0.0.1:$port" \
-		KIWI_VM_MAC=52:54:00:4b:0b:02 KIWI_WB_ROLE=B KIWI_WB_BOOT=$b \
-		KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout $tmo \
-		--run-dir-file "$bd/B.rundir" -- bash tests/bench/perftest-wire.sh \
-		--runs "$runs" --guest-dir "$bd" > "$bd/B.out" 2> "$bd/B.err" &
+	wire_guest B 1 "connect=127.0.0.1:$port" 02 &
 	pb=$!
 	# the vCPU threads' CPU time, once vm-run.sh has pinned both
 	end=$((SECONDS + 600))

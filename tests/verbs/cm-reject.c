@@ -255,55 +255,84 @@ out:
 	return rv;
 }
 
-static int client(struct addrinfo *ai, int len, int expect)
+/* A client end: its channel, id (address and route resolved) and QP. */
+struct cli {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+};
+
+/* 0 with c's QP made; else -1, and cli_close() frees what was made */
+static int cli_open(struct addrinfo *ai, struct cli *c)
 {
-	struct rdma_conn_param cp = { .initiator_depth = 1,
-				      .responder_resources = 1 };
 	struct ibv_qp_init_attr qa = {
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
+
+	memset(c, 0, sizeof(*c));
+	c->ch = rdma_create_event_channel();
+	if (!c->ch || rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP)) {
+		perror("cm-reject: create");
+		return -1;
+	}
+	if (rdma_resolve_addr(c->id, NULL, ai->ai_addr, TIMEOUT_MS) ||
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
+	    rdma_resolve_route(c->id, TIMEOUT_MS) ||
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
+		return -1;
+	c->pd = ibv_alloc_pd(c->id->verbs);
+	c->cq = c->pd ? ibv_create_cq(c->id->verbs, 2, NULL, NULL, 0) : NULL;
+	if (!c->cq) {
+		perror("cm-reject: pd/cq");
+		return -1;
+	}
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	if (rdma_create_qp(c->id, c->pd, &qa)) {
+		perror("cm-reject: rdma_create_qp");
+		return -1;
+	}
+	return 0;
+}
+
+static void cli_close(struct cli *c)
+{
+	if (c->id && c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	if (c->pd)
+		ibv_dealloc_pd(c->pd);
+	if (c->id)
+		rdma_destroy_id(c->id);
+	if (c->ch)
+		rdma_destroy_event_channel(c->ch);
+}
+
+static int client(struct addrinfo *ai, int len, int expect)
+{
+	struct rdma_conn_param cp = { .initiator_depth = 1,
+				      .responder_resources = 1 };
 	unsigned char pd[256], want[256];
-	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
-	struct ibv_pd *ibpd = NULL;
-	struct ibv_cq *cq = NULL;
+	struct cli c;
 	int rv = 1, ok;
 
-	ch = rdma_create_event_channel();
-	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
-		perror("cm-reject: create");
-		return 1;
-	}
-	if (rdma_resolve_addr(id, NULL, ai->ai_addr, TIMEOUT_MS) ||
-	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
-	    rdma_resolve_route(id, TIMEOUT_MS) ||
-	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
+	if (cli_open(ai, &c))
 		goto out;
-	ibpd = ibv_alloc_pd(id->verbs);
-	cq = ibpd ? ibv_create_cq(id->verbs, 2, NULL, NULL, 0) : NULL;
-	if (!cq) {
-		perror("cm-reject: pd/cq");
-		goto out;
-	}
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	if (rdma_create_qp(id, ibpd, &qa)) {
-		perror("cm-reject: rdma_create_qp");
-		goto out;
-	}
 	pattern(pd, len);
 	cp.private_data = len ? pd : NULL;
 	cp.private_data_len = (uint8_t)len;
-	if (rdma_connect(id, &cp)) {
+	if (rdma_connect(c.id, &cp)) {
 		perror("cm-reject: rdma_connect");
-		goto out_qp;
+		goto out;
 	}
-	ev = kiwi_cm_next(ch, -1);
+	ev = kiwi_cm_next(c.ch, -1);
 	if (!ev)
-		goto out_qp;
+		goto out;
 	printf("event %s status=%d", rdma_event_str(ev->event), ev->status);
 	print_pd(ev->param.conn.private_data,
 		 ev->param.conn.private_data_len);
@@ -315,15 +344,8 @@ static int client(struct addrinfo *ai, int len, int expect)
 					    expect));
 	rdma_ack_cm_event(ev);
 	rv = !ok;
-out_qp:
-	rdma_destroy_qp(id);
 out:
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (ibpd)
-		ibv_dealloc_pd(ibpd);
-	rdma_destroy_id(id);
-	rdma_destroy_event_channel(ch);
+	cli_close(&c);
 	return rv;
 }
 
@@ -348,54 +370,23 @@ static int destroy_connecting(struct addrinfo *ai, const char *ready)
 {
 	struct rdma_conn_param cp = { .initiator_depth = 1,
 				      .responder_resources = 1 };
-	struct ibv_qp_init_attr qa = {
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct rdma_event_channel *ch;
 	struct rdma_cm_event *ev;
-	struct rdma_cm_id *id;
-	struct ibv_pd *ibpd = NULL;
-	struct ibv_cq *cq = NULL;
 	long long t0, ms;
+	struct cli c;
 	int rv = 1;
 
-	ch = rdma_create_event_channel();
-	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
-		perror("cm-reject: create");
-		return 1;
-	}
-	if (rdma_resolve_addr(id, NULL, ai->ai_addr, TIMEOUT_MS) ||
-	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
-	    rdma_resolve_route(id, TIMEOUT_MS) ||
-	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
+	if (cli_open(ai, &c))
 		goto out;
-	ibpd = ibv_alloc_pd(id->verbs);
-	cq = ibpd ? ibv_create_cq(id->verbs, 2, NULL, NULL, 0) : NULL;
-	if (!cq) {
-		perror("cm-reject: pd/cq");
-		goto out;
-	}
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	if (rdma_create_qp(id, ibpd, &qa)) {
-		perror("cm-reject: rdma_create_qp");
-		goto out;
-	}
-	if (rdma_connect(id, &cp)) {
+	if (rdma_connect(c.id, &cp)) {
 		perror("cm-reject: rdma_connect");
-		rdma_destroy_qp(id);
 		goto out;
 	}
-	if (wait_file(ready)) {
-		rdma_destroy_qp(id);
+	if (wait_file(ready))
 		goto out;
-	}
 	t0 = kiwi_now_ms();
-	rdma_destroy_qp(id);
+	rdma_destroy_qp(c.id);
 	ms = kiwi_now_ms() - t0;
-	ev = kiwi_cm_next(ch, TIMEOUT_MS);
+	ev = kiwi_cm_next(c.ch, TIMEOUT_MS);
 	printf("destroy_qp %lld ms, then %s\n", ms,
 	       ev ? rdma_event_str(ev->event) : "no event");
 	if (ev) {
@@ -406,12 +397,7 @@ static int destroy_connecting(struct addrinfo *ai, const char *ready)
 		rdma_ack_cm_event(ev);
 	}
 out:
-	if (cq)
-		ibv_destroy_cq(cq);
-	if (ibpd)
-		ibv_dealloc_pd(ibpd);
-	rdma_destroy_id(id);
-	rdma_destroy_event_channel(ch);
+	cli_close(&c);
 	return rv;
 }
 

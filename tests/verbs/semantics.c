@@ -813,6 +813,29 @@ static void t_sq_full(void)
 
 enum lkey_case { LK_BAD_INDEX, LK_OTHER_PD, LK_OUTSIDE, LK_READ_NO_LW };
 
+/*
+ * A connection, the client's MR of 8 KiB at cbuf, the server's (local
+ * write and both remote rights) at sbuf, and two receives (wr_id 50, 51)
+ * posted at the server.  conn_close() undoes it, whatever was made.
+ */
+static bool lkey_open(char *cbuf, char *sbuf, struct ibv_mr **cmr,
+		      struct ibv_mr **smr)
+{
+	struct ibv_sge rs;
+
+	if (!cbuf || !sbuf || !conn_open(&qp_default))
+		return false;
+	*cmr = side_reg(&cli, cbuf, 8192, IBV_ACCESS_LOCAL_WRITE);
+	*smr = side_reg(&srv, sbuf, 8192, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!*cmr || !*smr)
+		return false;
+	rs = sge(*smr, sbuf, 8192);
+	post_recv(srv.qp, 50, &rs, 1);
+	post_recv(srv.qp, 51, &rs, 1);
+	return true;
+}
+
 static void t_lkey(enum lkey_case c)
 {
 	static const char * const names[] = {
@@ -824,20 +847,12 @@ static void t_lkey(enum lkey_case c)
 	const char *what = names[c];
 	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
 	struct ibv_mr *cmr, *omr = NULL, *smr;
-	struct ibv_sge sg, rs;
+	struct ibv_sge sg;
 	char msg[160];
 	int rv;
 
-	if (!cbuf || !sbuf || !conn_open(&qp_default))
+	if (!lkey_open(cbuf, sbuf, &cmr, &smr))
 		goto out;
-	cmr = side_reg(&cli, cbuf, 8192, IBV_ACCESS_LOCAL_WRITE);
-	smr = side_reg(&srv, sbuf, 8192, IBV_ACCESS_LOCAL_WRITE |
-		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!cmr || !smr)
-		goto out;
-	rs = sge(smr, sbuf, 8192);
-	post_recv(srv.qp, 50, &rs, 1);
-	post_recv(srv.qp, 51, &rs, 1);
 	sg = sge(cmr, cbuf, 100);
 	switch (c) {
 	case LK_BAD_INDEX:
@@ -906,21 +921,13 @@ static void t_lkey_chain(void)
 	const char *what = "chain of a good Send and a bad lkey";
 	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
 	struct ibv_send_wr wr[2], *bad = NULL;
-	struct ibv_sge sg[2], rs;
 	struct ibv_mr *cmr, *smr;
+	struct ibv_sge sg[2];
 	char msg[160];
 	int rv;
 
-	if (!cbuf || !sbuf || !conn_open(&qp_default))
+	if (!lkey_open(cbuf, sbuf, &cmr, &smr))
 		goto out;
-	cmr = side_reg(&cli, cbuf, 8192, IBV_ACCESS_LOCAL_WRITE);
-	smr = side_reg(&srv, sbuf, 8192, IBV_ACCESS_LOCAL_WRITE |
-		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!cmr || !smr)
-		goto out;
-	rs = sge(smr, sbuf, 8192);
-	post_recv(srv.qp, 50, &rs, 1);
-	post_recv(srv.qp, 51, &rs, 1);
 	fill(cbuf, 100, 7);
 	sg[0] = sge(cmr, cbuf, 100);
 	sg[1] = sge(cmr, cbuf, 100);

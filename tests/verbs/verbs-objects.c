@@ -1054,22 +1054,16 @@ static void case_qp_ex(void)
 	a.create_flags = IBV_QP_CREATE_SCATTER_FCS;
 	errno = 0;
 	qp = ibv_create_qp_ex(e.ctx, &a);
-	ok(!qp && errno == EOPNOTSUPP,
-	   "ibv_create_qp_ex with a create flag fails with EOPNOTSUPP (%s)",
-	   qp ? "created" : strerror(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
+	EXPECT_NULL_ERRNO(qp, ibv_destroy_qp, EOPNOTSUPP,
+			  "ibv_create_qp_ex with a create flag");
 
 	a.create_flags = 0;
 	a.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	a.send_ops_flags = IBV_QP_EX_WITH_SEND;
 	errno = 0;
 	qp = ibv_create_qp_ex(e.ctx, &a);
-	ok(!qp && errno == EOPNOTSUPP,
-	   "ibv_create_qp_ex with send ops flags fails with EOPNOTSUPP (%s)",
-	   qp ? "created" : strerror(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
+	EXPECT_NULL_ERRNO(qp, ibv_destroy_qp, EOPNOTSUPP,
+			  "ibv_create_qp_ex with send ops flags");
 	ok(kiwi_count("qps") == 0, "no QP left counted");
 	env_close(&e);
 }
