@@ -102,7 +102,7 @@ struct kiwi_dev {
 	/*
 	 * Not a reference: ib_device_set_netdev() holds one for as long as the
 	 * device is registered, and the netdev notifier unregisters us before
-	 * the netdev goes away.  Prefer ib_device_get_netdev() where a
+	 * the netdev goes away.  Prefer kiwi_ib_netdev_get() where a
 	 * reference is needed across sleeping calls.
 	 */
 	struct net_device *netdev;
@@ -593,6 +593,7 @@ void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
 /* device.c */
 extern const struct ib_device_ops kiwi_dev_ops;
 void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type);
+enum ib_mtu kiwi_dev_path_mtu(struct kiwi_dev *kdev);
 
 /* uapi.c: ib_uverbs driver methods (the SQ doorbell) */
 extern const struct uapi_definition kiwi_uapi_defs[];
