@@ -539,6 +539,11 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
 	[KIWI_STAT_RX_DEFERRED].name = "rx_deferred",
 	[KIWI_STAT_RRESP_DEFERRED].name = "rresp_deferred",
 	[KIWI_STAT_POSTS_DIRECT].name = "posts_direct",
+	[KIWI_STAT_FASTREG_WRS].name = "fastreg_wrs",
+	[KIWI_STAT_FASTREG_REMAPS].name = "fastreg_remaps",
+	[KIWI_STAT_LOCAL_INVS].name = "local_invalidations",
+	[KIWI_STAT_REMOTE_INVS].name = "remote_invalidations",
+	[KIWI_STAT_FASTREG_PLACED].name = "fastreg_placed",
 };
 
 /*

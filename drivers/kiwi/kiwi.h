@@ -76,6 +76,11 @@ enum kiwi_stat {
 	KIWI_STAT_RX_DEFERRED,		/* arrivals handed to rx_work */
 	KIWI_STAT_RRESP_DEFERRED,	/* Read Responses sent from another CPU */
 	KIWI_STAT_POSTS_DIRECT,		/* kernel posts sent in the poster's context */
+	KIWI_STAT_FASTREG_WRS,		/* REG_MR WRs executed */
+	KIWI_STAT_FASTREG_REMAPS,	/* ... on an MR registered before */
+	KIWI_STAT_LOCAL_INVS,		/* LOCAL_INV, Read with local invalidate */
+	KIWI_STAT_REMOTE_INVS,		/* Send with Invalidate honoured */
+	KIWI_STAT_FASTREG_PLACED,	/* tagged FPDUs placed into FR MRs */
 	KIWI_STAT_MAX
 };
 
@@ -517,6 +522,7 @@ struct kiwi_mr {
 	int access;
 	u32 stag;
 	bool valid;			/* false after local/remote invalidate */
+	bool registered;		/* FR: a REG_MR ran on it (counted) */
 	/*
 	 * Bumped by every invalidation, re-mapping and registration: what
 	 * the engines admitted (an IRD entry, a Write FPDU, a cursor) keeps
