@@ -80,6 +80,7 @@ struct kiwi_cep {
 	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
 	bool reaped;			/* under cdev->lock: device removal saw it */
 	bool dead;			/* device or listener gone: fail handshake */
+	bool evicted;			/* passive: made room on a full listener */
 	bool req_pending;		/* initiator: no Reply yet, none failed */
 	bool req_sent;			/* initiator: it was sent */
 	/* initiator: 0, or its place in the order its TCP connection came up */
@@ -155,6 +156,7 @@ extern struct workqueue_struct *kiwi_cm_wq;
 extern atomic_t kiwi_cm_pending;
 extern atomic64_t kiwi_cm_cap_listener;
 extern atomic64_t kiwi_cm_cap_source;
+extern atomic64_t kiwi_cm_evicted;
 extern atomic64_t kiwi_cm_req_timeouts;
 
 struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev, bool hs);
@@ -195,6 +197,7 @@ void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err);
 u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep);
 void kiwi_cep_conn_work(struct kiwi_cep *cep);
 void kiwi_cep_req_work(struct kiwi_cep *cep);
+void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep);
 
 /* cm_listen.c */
 void kiwi_cep_unlisten(struct kiwi_cep *lcep, struct list_head *socks);

@@ -65,6 +65,7 @@ static struct workqueue_struct *kiwi_cm_ev_wq;
 atomic_t kiwi_cm_pending = ATOMIC_INIT(0);
 atomic64_t kiwi_cm_cap_listener = ATOMIC64_INIT(0);
 atomic64_t kiwi_cm_cap_source = ATOMIC64_INIT(0);
+atomic64_t kiwi_cm_evicted = ATOMIC64_INIT(0);
 atomic64_t kiwi_cm_req_timeouts = ATOMIC64_INIT(0);
 
 /* ---- endpoints ---- */
@@ -608,6 +609,8 @@ static int kiwi_cm_stats_show(struct seq_file *m, void *unused)
 		   (long long)atomic64_read(&kiwi_cm_cap_listener));
 	seq_printf(m, "reset_source_cap %lld\n",
 		   (long long)atomic64_read(&kiwi_cm_cap_source));
+	seq_printf(m, "evicted_busiest_source %lld\n",
+		   (long long)atomic64_read(&kiwi_cm_evicted));
 	seq_printf(m, "request_timeouts %lld\n",
 		   (long long)atomic64_read(&kiwi_cm_req_timeouts));
 	return 0;

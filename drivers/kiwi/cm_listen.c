@@ -8,6 +8,7 @@
 
 #include <linux/inetdevice.h>
 #include <linux/module.h>
+#include <linux/sort.h>
 #include <linux/tcp.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
@@ -64,31 +65,110 @@ static __be16 kiwi_addr_port(const struct sockaddr_storage *a)
 	return ((const struct sockaddr_in6 *)a)->sin6_port;
 }
 
-/* the same remote host (any port) */
+/*
+ * What the caps count by: one IPv4 address, or one IPv6 /64 (a host picks
+ * any address of its /64 at will, RFC 8981, so counting IPv6 addresses
+ * would not limit a host).  IPv4 keys lie in ff00::/8, which is multicast
+ * and never a TCP peer's prefix.
+ */
+static u64 kiwi_source_key(const struct sockaddr_storage *a)
+{
+	const struct in6_addr *a6;
+	__be64 prefix;
+
+	if (a->ss_family == AF_INET)
+		return 0xffffffff00000000ULL |
+			ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
+	a6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+	if (ipv6_addr_v4mapped(a6))
+		return 0xffffffff00000000ULL | ntohl(a6->s6_addr32[3]);
+	memcpy(&prefix, a6->s6_addr, sizeof(prefix));
+	return be64_to_cpu(prefix);
+}
+
+static int kiwi_key_cmp(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Under lcep->mutex, the listener full: the oldest connection still
+ * silent or mid-Request of the source with the most pending, if that
+ * source has more than the newcomer's (which has mine): evicting it
+ * keeps each source's share at least the listener's cap over the number
+ * of sources, however the others renew their connections.
+ */
+static struct kiwi_cep *kiwi_cep_victim(struct kiwi_cep *lcep,
+					unsigned int n, unsigned int mine)
+{
+	unsigned int i, run = 0, best = 0;
+	struct kiwi_cep *c;
+	u64 *keys, key = 0;
+
+	keys = kmalloc_array(n, sizeof(*keys), GFP_KERNEL);
+	if (!keys)
+		return NULL;
+	i = 0;
+	list_for_each_entry(c, &lcep->children, child_entry)
+		keys[i++] = kiwi_source_key(&c->raddr);
+	sort(keys, n, sizeof(*keys), kiwi_key_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		run = (i && keys[i] == keys[i - 1]) ? run + 1 : 1;
+		if (run > best) {
+			best = run;
+			key = keys[i];
+		}
+	}
+	kfree(keys);
+	if (best <= mine + 1)
+		return NULL;
+	list_for_each_entry(c, &lcep->children, child_entry)
+		if (kiwi_source_key(&c->raddr) == key &&
+		    kiwi_cep_hs_status(c) == KIWI_HS_READING)
+			return c;
+	return NULL;
+}
+
 /*
  * Under lcep->mutex: room for one more connection awaiting its Request,
- * on the listener and for its remote address?
+ * for its source and on the listener (made by evicting another source's
+ * if need be)?
  */
 static bool kiwi_cep_admit(struct kiwi_cep *lcep, struct kiwi_cep *cep)
 {
 	unsigned int max_l = READ_ONCE(kiwi_pending_listener);
 	unsigned int max_s = READ_ONCE(kiwi_pending_source);
+	u64 key = kiwi_source_key(&cep->raddr);
 	unsigned int n = 0, same = 0;
-	struct kiwi_cep *c;
+	struct kiwi_cep *c, *victim;
 
 	lockdep_assert_held(&lcep->mutex);
 	list_for_each_entry(c, &lcep->children, child_entry) {
 		n++;
-		if (max_s && kiwi_addr_same_host(&c->raddr, &cep->raddr) &&
-		    ++same >= max_s) {
-			atomic64_inc(&kiwi_cm_cap_source);
-			return false;
-		}
-		if (max_l && n >= max_l) {
-			atomic64_inc(&kiwi_cm_cap_listener);
-			return false;
-		}
+		same += kiwi_source_key(&c->raddr) == key;
 	}
+	if (max_s && same >= max_s) {
+		atomic64_inc(&kiwi_cm_cap_source);
+		return false;
+	}
+	if (!max_l || n < max_l)
+		return true;
+	victim = kiwi_cep_victim(lcep, n, same);
+	if (!victim) {
+		atomic64_inc(&kiwi_cm_cap_listener);
+		return false;
+	}
+	/* its handshake work closes it with an RST; it no longer counts */
+	kiwi_cep_child_done(victim, lcep);
+	mutex_lock(&victim->mutex);
+	victim->dead = true;
+	victim->evicted = true;
+	kiwi_cep_hs_kick(victim);
+	mutex_unlock(&victim->mutex);
+	atomic64_inc(&kiwi_cm_evicted);
+	/* a cap lowered meanwhile is met as connections leave */
 	return true;
 }
 
@@ -100,6 +180,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 {
 	struct sock *sk = ns->sk;
 	struct kiwi_cep *cep;
+	bool ok;
 
 	/* the clone inherited the listener's callback: give TCP's back */
 	write_lock_bh(&sk->sk_callback_lock);
@@ -124,8 +205,10 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	cep->parent = lcep;
 
 	mutex_lock(&lcep->mutex);
+	/* before cep->mutex: an eviction takes another child's */
+	ok = lcep->state == KIWI_CEP_LISTEN && kiwi_cep_admit(lcep, cep);
 	mutex_lock(&cep->mutex);
-	if (lcep->state != KIWI_CEP_LISTEN || !kiwi_cep_admit(lcep, cep)) {
+	if (!ok) {
 		/* at once, and with an RST: it costs us nothing more */
 		kiwi_cep_release_sock(cep, true);
 		kiwi_cep_finish(cep);

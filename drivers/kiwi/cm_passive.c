@@ -26,12 +26,17 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 	kiwi_cep_finish(cep);
 }
 
-/* Under lcep->mutex: cep's Request is no longer awaited. */
-static void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
+/*
+ * Under lcep->mutex: cep's Request is no longer awaited (once: an evicted
+ * one left the list when the listener made room).
+ */
+void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 {
 	struct kiwi_cep *c;
 
 	lockdep_assert_held(&lcep->mutex);
+	if (list_empty(&cep->child_entry))
+		return;
 	list_del_init(&cep->child_entry);
 	atomic_dec(&kiwi_cm_pending);
 	/* younger ones from its host may have their Request and wait for it */
@@ -141,7 +146,7 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 			kiwi_stat_inc(cep->cdev->kdev,
 				      KIWI_STAT_CONNECT_TIMEOUTS);
 		}
-		kiwi_cep_refuse(cep, false, st == -ETIMEDOUT);
+		kiwi_cep_refuse(cep, false, st == -ETIMEDOUT || cep->evicted);
 		goto out;
 	}
 	/* our preferred RTR type if offered, else any the initiator offers */

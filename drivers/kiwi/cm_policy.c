@@ -88,7 +88,13 @@ static struct kiwi_cm_knobs kiwi_knob_default = {
 	},
 };
 
-static unsigned int kiwi_connect_timeout_ms = 10000;
+/*
+ * 60 s, as cxgb4's ep_timeout_secs: the initiator's wait for the Reply
+ * includes the responder's consumer setting up its side (perftest -a
+ * registers 8 MiB before it accepts), which took longer than 10 s on a
+ * loaded host.  Silent peers are bounded by the pending caps meanwhile.
+ */
+static unsigned int kiwi_connect_timeout_ms = 60000;
 
 /* Garbage or a name not in the list: EINVAL; a number too large: ERANGE. */
 static int kiwi_knob_parse(enum kiwi_cm_knob k, const char *val,

@@ -95,6 +95,28 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 #endif
 
 /*
+ * A port's netdev with a reference (dev_put() it), or NULL while it
+ * unregisters.  6.12 exports ib_core's accessor; 6.1 keeps it private,
+ * and there the netdev given to ib_device_set_netdev() is the one ib_core
+ * holds a reference on until the device unregisters (kiwi's netdev
+ * notifier unregisters the device before its netdev goes).
+ */
+#if KIWI_KERNEL_AT_LEAST(6, 12)
+static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,
+						    struct net_device *set)
+{
+	return ib_device_get_netdev(ibdev, 1);
+}
+#else
+static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,
+						    struct net_device *set)
+{
+	dev_hold(set);
+	return set;
+}
+#endif
+
+/*
  * The hardware counter API (struct rdma_stat_desc, rdma_hw_stats,
  * alloc_hw_port_stats, get_hw_stats) and the restrack dump operations
  * are the same in 6.1 and 6.12 (6.12 only annotates value[] with

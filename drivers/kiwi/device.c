@@ -143,8 +143,7 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = KIWI_MAX_MSG_SIZE;
 	attr->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_DEVICE_MGMT_SUP;
 
-	/* kdev->netdev stays valid while ib_core holds its reference */
-	attr->max_mtu = ib_mtu_int_to_enum(READ_ONCE(kdev->netdev->mtu));
+	attr->max_mtu = kiwi_dev_path_mtu(kdev);
 	attr->active_mtu = attr->max_mtu;
 
 	/*
@@ -158,6 +157,19 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 		attr->active_width = IB_WIDTH_1X;
 	}
 	return 0;
+}
+
+/* the netdev's MTU as a verbs MTU; Ethernet's while it unregisters */
+enum ib_mtu kiwi_dev_path_mtu(struct kiwi_dev *kdev)
+{
+	struct net_device *ndev = kiwi_ib_netdev_get(&kdev->ibdev, kdev->netdev);
+	unsigned int mtu = ETH_DATA_LEN;
+
+	if (ndev) {
+		mtu = READ_ONCE(ndev->mtu);
+		dev_put(ndev);
+	}
+	return ib_mtu_int_to_enum(mtu);
 }
 
 static int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
@@ -527,6 +539,11 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
 	[KIWI_STAT_RX_DEFERRED].name = "rx_deferred",
 	[KIWI_STAT_RRESP_DEFERRED].name = "rresp_deferred",
 	[KIWI_STAT_POSTS_DIRECT].name = "posts_direct",
+	[KIWI_STAT_FASTREG_WRS].name = "fastreg_wrs",
+	[KIWI_STAT_FASTREG_REMAPS].name = "fastreg_remaps",
+	[KIWI_STAT_LOCAL_INVS].name = "local_invalidations",
+	[KIWI_STAT_REMOTE_INVS].name = "remote_invalidations",
+	[KIWI_STAT_FASTREG_PLACED].name = "fastreg_placed",
 };
 
 /*

@@ -76,6 +76,11 @@ enum kiwi_stat {
 	KIWI_STAT_RX_DEFERRED,		/* arrivals handed to rx_work */
 	KIWI_STAT_RRESP_DEFERRED,	/* Read Responses sent from another CPU */
 	KIWI_STAT_POSTS_DIRECT,		/* kernel posts sent in the poster's context */
+	KIWI_STAT_FASTREG_WRS,		/* REG_MR WRs executed */
+	KIWI_STAT_FASTREG_REMAPS,	/* ... on an MR registered before */
+	KIWI_STAT_LOCAL_INVS,		/* LOCAL_INV, Read with local invalidate */
+	KIWI_STAT_REMOTE_INVS,		/* Send with Invalidate honoured */
+	KIWI_STAT_FASTREG_PLACED,	/* tagged FPDUs placed into FR MRs */
 	KIWI_STAT_MAX
 };
 
@@ -102,7 +107,7 @@ struct kiwi_dev {
 	/*
 	 * Not a reference: ib_device_set_netdev() holds one for as long as the
 	 * device is registered, and the netdev notifier unregisters us before
-	 * the netdev goes away.  Prefer ib_device_get_netdev() where a
+	 * the netdev goes away.  Prefer kiwi_ib_netdev_get() where a
 	 * reference is needed across sleeping calls.
 	 */
 	struct net_device *netdev;
@@ -517,6 +522,7 @@ struct kiwi_mr {
 	int access;
 	u32 stag;
 	bool valid;			/* false after local/remote invalidate */
+	bool registered;		/* FR: a REG_MR ran on it (counted) */
 	/*
 	 * Bumped by every invalidation, re-mapping and registration: what
 	 * the engines admitted (an IRD entry, a Write FPDU, a cursor) keeps
@@ -593,6 +599,7 @@ void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
 /* device.c */
 extern const struct ib_device_ops kiwi_dev_ops;
 void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type);
+enum ib_mtu kiwi_dev_path_mtu(struct kiwi_dev *kdev);
 
 /* uapi.c: ib_uverbs driver methods (the SQ doorbell) */
 extern const struct uapi_definition kiwi_uapi_defs[];

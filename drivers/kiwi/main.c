@@ -92,7 +92,7 @@ static const struct kernel_param_ops kiwi_param_timeout_ops = {
 
 module_param_cb(connect_timeout_ms, &kiwi_param_timeout_ops, NULL, 0644);
 MODULE_PARM_DESC(connect_timeout_ms,
-		 "TCP connect plus MPA exchange limit, ms, 1..600000 (default 10000)");
+		 "TCP connect plus MPA exchange limit, ms, 1..600000 (default 60000)");
 
 /*
  * Off, a device listens and connects on the ports rdma_cm chose, as siw

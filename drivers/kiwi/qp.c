@@ -424,7 +424,7 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	spin_unlock_irqrestore(&qp->lock, flags);
 	attr->cur_qp_state = attr->qp_state;
 	attr->port_num = 1;
-	attr->path_mtu = ib_mtu_int_to_enum(READ_ONCE(qp->kdev->netdev->mtu));
+	attr->path_mtu = kiwi_dev_path_mtu(qp->kdev);
 	attr->cap.max_send_wr = qp->sq.num;
 	attr->cap.max_send_sge = KIWI_MAX_SGE;
 	attr->cap.max_inline_data = KIWI_MAX_INLINE;

@@ -225,6 +225,8 @@ static enum kiwi_err kiwi_rx_rresp(struct kiwi_qp *qp,
 		goto out;
 	}
 	qp->rx_mr = e->mr;
+	if (e->mr && e->mr->type == KIWI_MR_FAST_REG)
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_FASTREG_PLACED);
 	qp->rx_gen = e->gen;
 	qp->rx_to = h->to;
 	qp->rx_kind = KIWI_RXK_RRESP;
@@ -333,6 +335,8 @@ static enum kiwi_err kiwi_rx_hdr_write(struct kiwi_qp *qp,
 		return kiwi_rx_mr_err(rv, false);
 	}
 	qp->rx_mr = mr;
+	if (mr->type == KIWI_MR_FAST_REG)
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_FASTREG_PLACED);
 	qp->rx_to = h->to;
 	qp->rx_kind = KIWI_RXK_WRITE;
 	return KIWI_OK;
@@ -484,6 +488,8 @@ static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote,
 	if (mr) {
 		kiwi_mr_invalidate(mr);
 		kiwi_mr_put(mr);
+		kiwi_stat_inc(qp->kdev, remote ? KIWI_STAT_REMOTE_INVS :
+			      KIWI_STAT_LOCAL_INVS);
 	}
 }
 

@@ -273,6 +273,10 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 		mr->ibmr.rkey = stag;
 		/* the rights and key before the MR is valid for lookups */
 		smp_store_release(&mr->valid, true);
+		kiwi_stat_inc(qp->kdev, KIWI_STAT_FASTREG_WRS);
+		if (mr->registered)
+			kiwi_stat_inc(qp->kdev, KIWI_STAT_FASTREG_REMAPS);
+		mr->registered = true;
 		return IB_WC_SUCCESS;
 	}
 	mr = kiwi_mr_get(qp->kdev, sqe->inval_stag);
@@ -284,6 +288,7 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 	}
 	kiwi_mr_invalidate(mr);
 	kiwi_mr_put(mr);
+	kiwi_stat_inc(qp->kdev, KIWI_STAT_LOCAL_INVS);
 	return IB_WC_SUCCESS;
 }
 

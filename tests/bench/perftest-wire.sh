@@ -66,6 +66,10 @@ bench_parse_args perftest-wire.sh "runs quick" "${args[@]}"
 if [ "$quick" = 1 ]; then
 	boots=1 runs=1 doc=0
 fi
+# a subset, to chase one configuration (never a table of record):
+# KIWI_WB_CONFIGS="kiwi", KIWI_WB_TESTS="write", KIWI_WB_SIZES="65536",
+# KIWI_WB_LAT=0
+[ -n "${KIWI_WB_CONFIGS:-}${KIWI_WB_TESTS:-}${KIWI_WB_SIZES:-}${KIWI_WB_LAT:-}" ] && doc=0
 
 # ---------------------------------------------------------------- guest side
 if [ -n "$guest_dir" ]; then
@@ -83,11 +87,13 @@ dev=wb0
 gone=0
 if [ "$quick" = 1 ]; then
 	bw_sizes="65536"
-	configs="kiwi siw kiwi-siw tcp"
 else
 	bw_sizes="65536 1048576"
-	configs="kiwi siw kiwi-siw tcp"
 fi
+bw_sizes=${KIWI_WB_SIZES:-$bw_sizes}
+configs=${KIWI_WB_CONFIGS:-kiwi siw kiwi-siw tcp}
+bw_tests=${KIWI_WB_TESTS:-write send read}
+
 # seconds of transfer per run: long enough that the part between the
 # first and the last samples is well over 1 s
 want_s=4
@@ -201,6 +207,41 @@ span() {
 		}' /tmp/wb-samples
 }
 
+# stall_dump ID: this guest's view of a run that did not end in time
+# (both guests write one): the QPs with kiwi's engine state, the TCP
+# sockets, kiwi's counters and debugfs, blocked tasks.
+stall_dump() {
+	{
+		echo "== $role $1 stalled, $(date -u +%T)"
+		rdma -dd res show qp
+		rdma -dd res show cm_id
+		ss -tnmie
+		grep -H . /sys/class/infiniband/$dev/ports/1/hw_counters/* \
+			/sys/kernel/debug/kiwi/* 2>/dev/null
+		echo w > /proc/sysrq-trigger
+		dmesg | tail -n 150
+	} > "$dir/$role.stall-$1" 2>&1
+	echo "perftest-wire: $role: $1 stalled: $dir/$role.stall-$1" >&2
+}
+
+# bounded SEC ID CMD...: CMD, stopped after SEC s, its stall dumped first
+bounded() {
+	local sec=$1 id=$2 pid end
+	shift 2
+	"$@" &
+	pid=$!
+	end=$((SECONDS + sec))
+	while kill -0 $pid 2>/dev/null; do
+		if [ $SECONDS -ge $end ]; then
+			stall_dump "$id"
+			kill $pid
+			break
+		fi
+		sleep 1
+	done
+	wait $pid
+}
+
 # perf ROUND CONFIG TOOL SIZE: one perftest run, B serving, A the client;
 # both write a row (their own clock's start and end of the run).  The
 # message count comes from the last rate of this configuration, test and
@@ -232,8 +273,9 @@ perf() {
 		if [ $role = B ]; then
 			rm -f "$gate"
 			mark "$id-0"; t0=$now
-			env LD_PRELOAD="$gate_lib" KIWI_LISTEN_GATE="$gate" \
-				KIWI_LISTEN_GATE_SKIP=1 timeout 300 "$tool" -R -F -d $dev \
+			bounded 300 "$id" env LD_PRELOAD="$gate_lib" \
+				KIWI_LISTEN_GATE="$gate" \
+				KIWI_LISTEN_GATE_SKIP=1 "$tool" -R -F -d $dev \
 				-p $port -s "$size" -n "$iters" > /tmp/wb-srv.log 2>&1 &
 			local spid=$!
 			wait_alive 60 $spid tcp_listening "" $port
@@ -249,8 +291,9 @@ perf() {
 		else
 			wsync "$id-listen"
 			mark "$id-0"; t0=$now
-			LD_PRELOAD=$gate_lib KIWI_CONNECT_GATE=$gate KIWI_CONNECT_GATE_SKIP=1 \
-				timeout 300 "$tool" -R -F -d $dev -p $port -s "$size" \
+			bounded 300 "$id" env LD_PRELOAD="$gate_lib" \
+				KIWI_CONNECT_GATE="$gate" KIWI_CONNECT_GATE_SKIP=1 \
+				"$tool" -R -F -d $dev -p $port -s "$size" \
 				-n "$iters" "$them" > /tmp/wb-cli.log 2>&1
 			rc=$?
 			mark "$id-1"; t1=$now
@@ -354,11 +397,11 @@ run_config() {
 		perf "$r" $c ib_write_bw 65536
 	else
 		for s in $bw_sizes; do
-			for t in write send read; do
+			for t in $bw_tests; do
 				perf "$r" $c ib_${t}_bw "$s"
 			done
 		done
-		perf "$r" $c ib_write_lat 64
+		[ "${KIWI_WB_LAT:-1}" = 0 ] || perf "$r" $c ib_write_lat 64
 	fi
 	wsync "b$boot-r$r-$c-end"
 	config_down || echo "perftest-wire: $c: $dev did not go away" >&2

@@ -51,7 +51,8 @@ term_sent_ddp term_sent_llp term_rcvd_rdmap term_rcvd_ddp term_rcvd_llp
 mpa_req_sent mpa_req_rcvd mpa_rep_sent mpa_rep_rcvd mpa_rej_sent
 mpa_rej_rcvd connect_timeouts order_waits_expired connect_port_fallbacks
 doorbells completions
-completions_flushed rx_deferred rresp_deferred posts_direct"
+completions_flushed rx_deferred rresp_deferred posts_direct
+fastreg_wrs fastreg_remaps local_invalidations remote_invalidations fastreg_placed"
 
 cleanup() {
 	for p in $vpid $spid; do

@@ -283,7 +283,7 @@ pol_defaults() {
 		got=$(cat "$sysib/kiwi0/${f%%=*}") || bad=1
 		[ "$got" = "$want" ] || { echo "kiwi0 ${f%%=*}: $got"; bad=1; }
 	done
-	[ "$(cat $params/connect_timeout_ms)" = 10000 ] || { echo timeout; bad=1; }
+	[ "$(cat $params/connect_timeout_ms)" = 60000 ] || { echo timeout; bad=1; }
 	return $bad
 }
 tap_check "policy defaults: module parameters and kiwi0's sysfs files" pol_defaults

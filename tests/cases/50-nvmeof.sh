@@ -148,6 +148,12 @@ run_pairing() {
 			nvmf_fio_verify vmix "$NVMF_DEV" "$size" 4k-256k \
 			--offset=$((NVMF_SIZE_MB / 2))M
 		[ "$h" = kiwi ] && check_zcopy "$label" "$want" "$z0"
+		[ "$h" = kiwi ] && tap_check \
+			"$label: host re-mapped its MRs (REG_MR), the target invalidated them, data placed into them" \
+			frmr_used $NVMF_HOST_DEV host
+		[ "$t" = kiwi ] && tap_check \
+			"$label: target registered its Read sinks (REG_MR), Read Responses placed into them" \
+			frmr_used $NVMF_TGT_DEV target
 		tap_check "$label: MPA reply crc=$want on every queue (on the wire)" \
 			nvmf_sniff_check $want
 		b1=$(nvmf_veth_bytes)
@@ -168,6 +174,23 @@ run_pairing() {
 		tap_check "$label: kiwi object counts back to zero" \
 			nvmf_wait 10 kiwi_counts_zero
 	fi
+}
+
+# frmr_used DEV host|target: the fast-registration paths ran on DEV (hw
+# counters since its link was added).  An NVMe-oF host maps each I/O's
+# buffer into an MR of its pool with REG_MR (re-mapping the pool's MRs),
+# the target's Writes land in them, and the target's response
+# invalidates them (Send with Invalidate) or the host does (LOCAL_INV).
+# An iWARP target registers each Read's sink the same way.
+frmr_used() {
+	local c=/sys/class/infiniband/$1/ports/1/hw_counters reg remap inv placed
+	reg=$(cat $c/fastreg_wrs)
+	remap=$(cat $c/fastreg_remaps)
+	inv=$(( $(cat $c/remote_invalidations) + $(cat $c/local_invalidations) ))
+	placed=$(cat $c/fastreg_placed)
+	echo "$1: fastreg_wrs $reg fastreg_remaps $remap invalidations $inv fastreg_placed $placed"
+	[ "$reg" -gt 0 ] && [ "$remap" -gt 0 ] && [ "$placed" -gt 0 ] &&
+	{ [ "$2" = target ] || [ "$inv" -gt 0 ]; }
 }
 
 for p in $pairs; do
