@@ -41,7 +41,7 @@ fi
 
 n=0
 fail=0
-srcs=$(cd "$root" && ls drivers/kiwi/*.[ch] drivers/kiwi/proto/*.[ch] \
+srcs=$(cd "$root" && ls drivers/kiwi/*.[ch] drivers/kiwi/*/*.[ch] \
 	include/uapi/*.h 2>/dev/null)
 
 # Headers other than `make`'s default (another kernel): build in a tree of

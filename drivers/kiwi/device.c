@@ -12,7 +12,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
-#include "cm.h"
+#include "cm/cm.h"
 
 /* Reported as vendor_id; "kiw" in ASCII (24-bit field, no OUI of ours). */
 #define KIWI_VENDOR_ID	0x6b6977

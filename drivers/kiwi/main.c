@@ -14,7 +14,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "kiwi.h"
-#include "cm.h"
+#include "cm/cm.h"
 
 /* the one place the trace events are instantiated */
 #define CREATE_TRACE_POINTS

@@ -12,7 +12,7 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/restrack.h>
 
-#include "qp.h"
+#include "engine/qp.h"
 #include "kiwi_trace.h"
 
 static void kiwi_qp_release(struct kref *ref)

@@ -7,7 +7,7 @@
 
 #include <linux/string.h>
 
-#include "qp.h"
+#include "engine/qp.h"
 #include "kiwi_trace.h"
 
 static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
