@@ -147,9 +147,8 @@ MODULE_PARM_DESC(crc_copy,
 		 "CRC of copied payload: onepass or split (default: the faster at load)");
 
 /*
- * Copies of 1 KiB and more fold their CRC in zmm registers (proto/crc.c),
- * from 10 KiB with crc32 streams beside the folding, where the CPU has
- * AVX-512 with VPCLMULQDQ and the kernel saves zmm state; N keeps them on
+ * Copies of 1 KiB and more fold their CRC in zmm registers (proto/crc.c)
+ * where the CPU has AVX-512 with VPCLMULQDQ and the kernel saves zmm state; N keeps them on
  * the crc32 instruction (for comparisons).
  */
 static int kiwi_param_v512_set(const char *val, const struct kernel_param *kp)
@@ -224,7 +223,7 @@ static void kiwi_crc_pick(void)
 	pr_info("kiwi: CRC of copies: %s%s (4 KiB: one pass %llu ns, copy then crc32c() %llu ns)\n",
 		kiwi_crc_modes[kiwi_crc_soft],
 		kiwi_crc_v512 ?
-		", AVX-512 folding from 1 KiB, crc32 streams beside it from 10 KiB" :
+		", AVX-512 folding from 1 KiB" :
 		"", one, split);
 }
 

@@ -20,7 +20,6 @@
 
 bool kiwi_crc_soft;
 bool kiwi_crc_v512;
-bool kiwi_crc_hyb = true;
 
 #ifdef __x86_64__
 
@@ -412,8 +411,7 @@ static __always_inline u32 kiwi_crc_blocks(u32 crc, u8 **dp, const u8 **sp,
  * from zero with two crc32 instructions, is the span's: folding keeps a
  * message's CRC while moving its leading bytes forward.  The starting
  * state is XORed into the first four bytes (the CRC without inversion:
- * crc(c, M) = crc(0, M ^ c)).  Spans of 10 KiB and more go to the hybrid
- * below first.
+ * crc(c, M) = crc(0, M ^ c)).
  *
  * Each pair below moves a 16-byte lane forward by D bytes: its low
  * quadword is multiplied by x^(8D+32) mod P, its high one by
@@ -507,182 +505,6 @@ static u32 kiwi_crc_copy_v512(u32 crc, u8 *d, const u8 *s, unsigned long len)
 	return (u32)kiwi_crc_q(kiwi_crc_q(0, lo), hi);
 }
 
-/*
- * Longer spans: VPCLMULQDQ issues one per two cycles on Zen 5, so folding
- * alone stops at about half a memcpy, but the crc32 instruction runs on
- * other units beside it.  A hybrid turn folds 256 bytes and runs six
- * crc32 streams over 32 bytes each; T turns cover 448 T bytes, the
- * first 256 T folded, then six streams of L = 32 T bytes.  The parts
- * are joined at the end: crc(c, F S0 .. S5) = shift_6L(crc(c, F)) ^
- * shift_5L(crc(0, S0)) ^ .. ^ crc(0, S5), each shift one VPCLMULQDQ and
- * one crc32 (all six independent, so no long chain).  T is one of a few
- * fixed counts so that the shift constants are too.
- *
- * The streams' stores decide whether this gains: with the destination a
- * few bytes past the source modulo 4 KiB (an FPDU's header does that), a
- * load of a stream's next chunk looks as if it depended on the store of
- * the last one, and the hybrid ran slower than folding alone.  So each
- * stream's next chunk is loaded before its last one is stored, and the
- * CRC is taken from the stored copy, which the store forwards.
- */
-#define KIWI_CRC_NHYB	3
-static const u32 kiwi_crc_thyb[KIWI_CRC_NHYB] = { 120, 60, 24 };
-/* kiwi_crc_khyb[i][m - 1]: x^(8 n - 32) mod P for n = 32 T m, as above */
-static const u64 kiwi_crc_khyb[KIWI_CRC_NHYB][6] = {
-	{ /* T = 120 */
-		0x126399114, 0x1f240f9ee, 0x0f8489afc,
-		0x12264361c, 0x01e1653d4, 0x143e3e38a,
-	},
-	{ /* T = 60 */
-		0x1f16a3418, 0x126399114, 0x16e22e5b4,
-		0x1f240f9ee, 0x0f1808fd4, 0x0f8489afc,
-	},
-	{ /* T = 24 */
-		0x0d7a4825c, 0x19b1afbc4, 0x1bb301d50,
-		0x1307a0206, 0x126399114, 0x0005bb964,
-	},
-};
-
-/*
- * Stream j's source, destination and the ymm register holding its
- * chunk, o bytes on: ss and s3 point at streams 0 and 3, ds and d3 at
- * their destinations, l is the stream length, dl the copy's d - s.
- */
-#define KIWI_HSRC0(o)	o "(%[ss])"
-#define KIWI_HSRC1(o)	o "(%[ss],%[l])"
-#define KIWI_HSRC2(o)	o "(%[ss],%[l],2)"
-#define KIWI_HSRC3(o)	o "(%[s3])"
-#define KIWI_HSRC4(o)	o "(%[s3],%[l])"
-#define KIWI_HSRC5(o)	o "(%[s3],%[l],2)"
-#define KIWI_HDST0(o)	o "(%[ss],%[dl])"
-#define KIWI_HDST1(o)	o "(%[ds],%[l])"
-#define KIWI_HDST2(o)	o "(%[ds],%[l],2)"
-#define KIWI_HDST3(o)	o "(%[s3],%[dl])"
-#define KIWI_HDST4(o)	o "(%[d3],%[l])"
-#define KIWI_HDST5(o)	o "(%[d3],%[l],2)"
-#define KIWI_HREG0	"%%ymm9"
-#define KIWI_HREG1	"%%ymm11"
-#define KIWI_HREG2	"%%ymm12"
-#define KIWI_HREG3	"%%ymm13"
-#define KIWI_HREG4	"%%ymm14"
-#define KIWI_HREG5	"%%ymm15"
-
-#define KIWI_HLOAD(j)							\
-	"vmovdqu " KIWI_HSRC##j("") ", " KIWI_HREG##j "\n\t"
-#define KIWI_HSTORE(j)							\
-	"vmovdqu " KIWI_HREG##j ", " KIWI_HDST##j("") "\n\t"
-/* the next chunk loaded (through ymm6), then this one stored */
-#define KIWI_HNEXT(j)							\
-	"vmovdqu " KIWI_HSRC##j("32") ", %%ymm6\n\t"			\
-	KIWI_HSTORE(j)							\
-	"vmovdqa %%ymm6, " KIWI_HREG##j "\n\t"
-#define KIWI_HCRC8(o)							\
-	"crc32q " KIWI_HDST0(o) ", %[c0]\n\t"			\
-	"crc32q " KIWI_HDST1(o) ", %[c1]\n\t"			\
-	"crc32q " KIWI_HDST2(o) ", %[c2]\n\t"			\
-	"crc32q " KIWI_HDST3(o) ", %[c3]\n\t"			\
-	"crc32q " KIWI_HDST4(o) ", %[c4]\n\t"			\
-	"crc32q " KIWI_HDST5(o) ", %[c5]\n\t"
-#define KIWI_HCRC							\
-	"# the streams' CRCs\n\t"					\
-	KIWI_HCRC8("") KIWI_HCRC8("8") KIWI_HCRC8("16") KIWI_HCRC8("24")
-#define KIWI_HSTREAMS_FIRST						\
-	"# the streams' first chunks\n\t"				\
-	KIWI_HLOAD(0) KIWI_HLOAD(1) KIWI_HLOAD(2)			\
-	KIWI_HLOAD(3) KIWI_HLOAD(4) KIWI_HLOAD(5)
-#define KIWI_HSTREAMS							\
-	"# the streams' next chunks\n\t"				\
-	KIWI_HNEXT(0) KIWI_HNEXT(1) KIWI_HNEXT(2)			\
-	KIWI_HNEXT(3) KIWI_HNEXT(4) KIWI_HNEXT(5)			\
-	KIWI_HCRC							\
-	"add $32, %[ss]\n\t"						\
-	"add $32, %[ds]\n\t"						\
-	"add $32, %[s3]\n\t"						\
-	"add $32, %[d3]\n\t"
-#define KIWI_HSTREAMS_LAST						\
-	"# the streams' last chunks\n\t"				\
-	KIWI_HSTORE(0) KIWI_HSTORE(1) KIWI_HSTORE(2)			\
-	KIWI_HSTORE(3) KIWI_HSTORE(4) KIWI_HSTORE(5)			\
-	KIWI_HCRC
-
-/* two of the 256 folded bytes: copied, then folded into accumulators */
-#define KIWI_HFOLD128(o1, o2, a1, a2)					\
-	"vmovdqu64 " o1 "(%[s]), %%zmm4\n\t"				\
-	"vmovdqu64 " o2 "(%[s]), %%zmm5\n\t"				\
-	"vmovdqu64 %%zmm4, " o1 "(%[s],%[dl])\n\t"			\
-	"vmovdqu64 %%zmm5, " o2 "(%[s],%[dl])\n\t"			\
-	KIWI_FOLD(a1, "zmm4", "zmm8")					\
-	KIWI_FOLD(a2, "zmm5", "zmm8")
-
-/* state c moved past n bytes, k from kiwi_crc_khyb (for n) */
-static inline u32 kiwi_crc_shift_k(u32 c, const u64 *k)
-{
-	u64 r;
-
-	asm("vmovq %1, %%xmm13\n\t"
-	    "vmovq %2, %%xmm14\n\t"
-	    "vpclmulqdq $0x00, %%xmm14, %%xmm13, %%xmm13\n\t"
-	    "vmovq %%xmm13, %0"
-	    : "=r" (r) : "r" ((u64)c), "m" (*k) : KIWI_ASM_CLOBBERS);
-	return (u32)kiwi_crc_q(0, r);
-}
-
-/*
- * 448 T bytes, T = kiwi_crc_thyb[h]; zmm0-zmm15 only, between
- * kiwi_simd_begin() and kiwi_simd_end(), as kiwi_crc_copy_v512().
- */
-static u32 kiwi_crc_copy_hyb(u32 crc, u8 *d, const u8 *s, unsigned int h)
-{
-	const u64 *k = kiwi_crc_khyb[h];
-	unsigned long l = 32 * kiwi_crc_thyb[h];
-	const u8 *ss = s + 8 * l, *s3 = ss + 3 * l, *end = ss;
-	u8 *ds = d + 8 * l, *d3 = ds + 3 * l;
-	long dl = d - s;
-	u64 c0 = 0, c1 = 0, c2 = 0, c3 = 0, c4 = 0, c5 = 0, lh[2];
-	u32 cf;
-
-	asm volatile("vmovdqu64 0(%[s]), %%zmm0\n\t"
-		     "vmovdqu64 64(%[s]), %%zmm1\n\t"
-		     "vmovdqu64 128(%[s]), %%zmm2\n\t"
-		     "vmovdqu64 192(%[s]), %%zmm3\n\t"
-		     "vmovdqu64 %%zmm0, 0(%[s],%[dl])\n\t"
-		     "vmovdqu64 %%zmm1, 64(%[s],%[dl])\n\t"
-		     "vmovdqu64 %%zmm2, 128(%[s],%[dl])\n\t"
-		     "vmovdqu64 %%zmm3, 192(%[s],%[dl])\n\t"
-		     "vmovd %[crc], %%xmm4\n\t"
-		     "vpxorq %%zmm4, %%zmm0, %%zmm0\n\t"
-		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
-		     KIWI_HSTREAMS_FIRST
-		     "add $256, %[s]\n"
-		     "1:\n\t"
-		     KIWI_HFOLD128("0", "64", "zmm0", "zmm1")
-		     KIWI_HFOLD128("128", "192", "zmm2", "zmm3")
-		     KIWI_HSTREAMS
-		     "add $256, %[s]\n\t"
-		     "cmp %[end], %[s]\n\t"
-		     "jne 1b\n\t"
-		     KIWI_HSTREAMS_LAST
-		     KIWI_REDUCE
-		     "vmovdqu %%xmm0, %[lh]\n\t"
-		     : [s] "+r" (s), [ss] "+r" (ss), [ds] "+r" (ds),
-		       [s3] "+r" (s3), [d3] "+r" (d3),
-		       [c0] "+r" (c0), [c1] "+r" (c1), [c2] "+r" (c2),
-		       [c3] "+r" (c3), [c4] "+r" (c4), [c5] "+r" (c5),
-		       [lh] "=m" (lh)
-		     : [crc] "m" (crc), [l] "r" (l), [dl] "r" (dl),
-		       [end] "m" (end), [k256] "m" (kiwi_crc_k256),
-		       [k64] "m" (kiwi_crc_k64), [k16] "m" (kiwi_crc_k16)
-		     : "memory", KIWI_ASM_CLOBBERS);
-	cf = (u32)kiwi_crc_q(kiwi_crc_q(0, lh[0]), lh[1]);
-	crc = kiwi_crc_shift_k(cf, &k[5]) ^ kiwi_crc_shift_k((u32)c0, &k[4]) ^
-	      kiwi_crc_shift_k((u32)c1, &k[3]) ^
-	      kiwi_crc_shift_k((u32)c2, &k[2]) ^
-	      kiwi_crc_shift_k((u32)c3, &k[1]) ^
-	      kiwi_crc_shift_k((u32)c4, &k[0]) ^ (u32)c5;
-	asm volatile("vzeroupper");
-	return crc;
-}
-
 static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 {
 	/*
@@ -698,7 +520,7 @@ static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 		len -= head;
 	}
 	if (len >= KIWI_CRC_V512_MIN && kiwi_crc_v512 && kiwi_simd_begin()) {
-		u32 n, h;
+		u32 n;
 
 		/*
 		 * zmm stores aligned (d is 8-aligned already): stores that
@@ -713,11 +535,6 @@ static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 			crc = (u32)kiwi_crc_q(crc, v);
 		}
 
-		for (h = 0; kiwi_crc_hyb && h < KIWI_CRC_NHYB; h++) {
-			n = 448 * kiwi_crc_thyb[h];
-			for (; len >= n; len -= n, d += n, s += n)
-				crc = kiwi_crc_copy_hyb(crc, d, s, h);
-		}
 		n = len & ~255U;
 		if (n)
 			crc = kiwi_crc_copy_v512(crc, d, s, n);

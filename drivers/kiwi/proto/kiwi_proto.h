@@ -28,8 +28,6 @@ extern bool kiwi_crc_soft;
  * whoever sets it has checked the CPU (and, in the kernel, the OS).
  */
 extern bool kiwi_crc_v512;
-/* with it, spans from 10 KiB also run crc32 streams beside the folding */
-extern bool kiwi_crc_hyb;
 
 enum kiwi_err {
 	KIWI_OK = 0,
