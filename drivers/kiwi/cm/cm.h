@@ -10,7 +10,7 @@
 
 #include <rdma/iw_cm.h>
 
-#include "kiwi.h"
+#include "engine/engine.h"
 #include "conn.h"
 
 /*

@@ -108,7 +108,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	write_unlock_bh(&sk->sk_callback_lock);
 	tcp_sock_set_nodelay(sk);
 
-	cep = kiwi_cep_alloc(lcep->cdev, true);
+	cep = kiwi_cep_alloc(lcep->cdev, kiwi_cep_req_work);
 	if (!cep) {
 		sock_no_linger(sk);
 		sock_release(ns);
@@ -471,7 +471,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	if (!kiwi_family_ok(&id->m_local_addr))
 		return -EAFNOSUPPORT;
 	/* a listener exchanges no MPA frame; its children do */
-	lcep = kiwi_cep_alloc(cdev, false);
+	lcep = kiwi_cep_alloc(cdev, NULL);
 	if (!lcep)
 		return -ENOMEM;
 	lcep->backlog = backlog > 0 ? backlog : 1;

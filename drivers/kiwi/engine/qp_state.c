@@ -13,9 +13,11 @@
 #include <linux/string.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/iw_cm.h>
+#include <rdma/rdma_cm.h>
 
 #include "qp.h"
-#include "kiwi_trace.h"
+#include "core/kiwi_trace.h"
 
 /* Under qp->lock: the one way to move it. */
 void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new)
@@ -195,7 +197,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_cep *cep = NULL;
+	struct kiwi_conn *conn = NULL;
 	enum ib_qp_state cur, new;
 	unsigned long flags;
 	int rv;
@@ -251,21 +253,21 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	/* a connected QP: the CM tears the connection down */
 	if ((new == IB_QPS_ERR || (new == IB_QPS_SQD && cur == IB_QPS_RTS)) &&
-	    test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
-		cep = qp->cep;
-		kiwi_cep_get(cep);
+	    test_bit(KIWI_EF_ON, &qp->eflags) && qp->conn) {
+		conn = qp->conn;
+		conn->ops->get(conn);
 	}
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (cep) {
+	if (conn) {
 		/*
 		 * Abortive: every outstanding WR completes (flushed) before
 		 * this returns, so that ib_drain_qp()'s own WR completes last.
 		 */
 		if (new == IB_QPS_ERR)
 			kiwi_qp_quiesce(qp);
-		kiwi_cm_disconnect(cep, new == IB_QPS_ERR);
-		kiwi_cep_put(cep);
+		conn->ops->disconnect(conn, new == IB_QPS_ERR);
+		conn->ops->put(conn);
 	}
 	return rv;
 }
@@ -554,7 +556,70 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	return txs;
 }
 
-int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
+/*
+ * A referenced QP by number, or NULL.  Under the xarray's lock a QP that
+ * is found still holds its creation reference: destroy_qp drops that
+ * only after removing the number, and then waits for this one.  iw_cm
+ * calls in with a spinlock held and interrupts off: the irqsave variant.
+ */
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
+{
+	struct kiwi_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&kdev->qp_xa, flags);
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp)
+		kiwi_qp_get(qp);
+	xa_unlock_irqrestore(&kdev->qp_xa, flags);
+	return qp;
+}
+
+/*
+ * May the caller of connect or accept on id bind qp to it?  The QP number
+ * given to rdma_connect() and rdma_accept() comes from user space
+ * unchecked (librdmacm passes any number when the rdma_cm_id has no QP of
+ * its own), and iw_cm calls connect and accept in the caller's context: a
+ * user QP is bound only by the process that created it.
+ *
+ * A kernel QP is bound only through the rdma_cm id it was created on
+ * (rdma_create_qp(), which every kernel ULP uses): a user's id has no QP
+ * in the kernel, so a user naming a kernel QP's number is refused.  That
+ * id is reached through the iw_cm id's context: rdma_cm is iw_cm's only
+ * user and passes its rdma_id_private, whose first member is the
+ * rdma_cm_id (drivers/infiniband/core/cma_priv.h, 6.1 through 6.12).
+ */
+static bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
+{
+	const struct rdma_cm_id *cm_id = id->context;
+
+	if (qp->owner)
+		return qp->owner == task_tgid(current);
+	return cm_id && cm_id->qp == &qp->ibqp;
+}
+
+struct kiwi_qp *kiwi_qp_claim(struct kiwi_dev *kdev, u32 qpn,
+			      const struct iw_cm_id *id)
+{
+	struct kiwi_qp *qp = kiwi_qp_lookup(kdev, qpn);
+
+	if (qp && !kiwi_qp_bind_ok(qp, id)) {
+		kiwi_qp_put(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->connecting = conn;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 		      struct socket *sock,
 		      const struct kiwi_conn_params *params)
 {
@@ -639,8 +704,8 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 		sk->sk_use_task_frag = false;
 	}
 	qp->sock = sock;
-	qp->cep = cep;
-	kiwi_cep_get(cep);
+	qp->conn = conn;
+	conn->ops->get(conn);
 	reinit_completion(&qp->llp_stopped);
 	kiwi_qp_state_set(qp, IB_QPS_RTS);
 	set_bit(KIWI_EF_ON, &qp->eflags);
@@ -664,13 +729,13 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 	kiwi_rx_read(qp);
 	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED &&
 	    !test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
-		kiwi_cm_llp_event(cep, KIWI_LLP_PEER_CLOSED);
+		kiwi_conn_llp_event(conn, KIWI_LLP_PEER_CLOSED);
 	return 0;
 }
 
 void kiwi_qp_llp_stop(struct kiwi_qp *qp)
 {
-	struct kiwi_cep *cep;
+	struct kiwi_conn *conn;
 	struct sock *sk;
 	unsigned long flags;
 
@@ -694,11 +759,11 @@ void kiwi_qp_llp_stop(struct kiwi_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	clear_bit(KIWI_EF_ON, &qp->eflags);
-	cep = qp->cep;
-	qp->cep = NULL;
+	conn = qp->conn;
+	qp->conn = NULL;
 	qp->sock = NULL;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->stop_mutex);
-	kiwi_cep_put(cep);
+	conn->ops->put(conn);
 	complete_all(&qp->llp_stopped);
 }

@@ -7,8 +7,8 @@
  * provider (user CQs, ring mapped into the process) or poll_cq (kernel
  * CQs).  The control block after the last slot holds the arming word.
  */
-#include "kiwi.h"
-#include "kiwi_trace.h"
+#include "res.h"
+#include "core/kiwi_trace.h"
 
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct kiwi_cq_udata_arg *cq_udata)

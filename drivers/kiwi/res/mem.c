@@ -11,7 +11,7 @@
 #include <linux/slab.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "kiwi.h"
+#include "res.h"
 
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {

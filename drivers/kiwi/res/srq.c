@@ -2,7 +2,7 @@
 /*
  * kiwi: shared receive queues, a ring of struct kiwi_rqe like a QP's RQ.
  */
-#include "kiwi.h"
+#include "res.h"
 
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		    struct ib_udata *udata)

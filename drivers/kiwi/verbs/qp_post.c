@@ -8,22 +8,8 @@
 #include <linux/string.h>
 
 #include "engine/qp.h"
-#include "kiwi_trace.h"
-
-static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
-			  int num, u32 max)
-{
-	int i;
-
-	if (num < 0 || num > max)
-		return -EINVAL;
-	for (i = 0; i < num; i++) {
-		dst[i].addr = src[i].addr;
-		dst[i].length = src[i].length;
-		dst[i].lkey = src[i].lkey;
-	}
-	return 0;
-}
+#include "verbs.h"
+#include "core/kiwi_trace.h"
 
 /*
  * Kernel consumers post with ib_sge addresses that are kernel virtual
@@ -127,7 +113,7 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 		flags |= KIWI_WQE_INLINE;
 		rv = kiwi_copy_inline(sqe, wr);
 	} else {
-		rv = kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
+		rv = kiwi_sges_from_wr(sqe->sge, wr->sg_list, wr->num_sge,
 				    KIWI_MAX_SGE);
 		sqe->num_sge = wr->num_sge;
 	}
@@ -249,20 +235,6 @@ out:
 			kiwi_tx_post(qp);
 	}
 	return rv;
-}
-
-int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
-		     u32 max_sge)
-{
-	int rv;
-
-	memset(rqe, 0, sizeof(*rqe));
-	rv = kiwi_copy_sges(rqe->sge, wr->sg_list, wr->num_sge, max_sge);
-	if (rv)
-		return rv;
-	rqe->id = wr->wr_id;
-	rqe->num_sge = wr->num_sge;
-	return 0;
 }
 
 int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
