@@ -169,8 +169,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		params.mpa = cep->res;
 		params.mss = kiwi_cep_mss(cep);
 		kiwi_cep_llp_opts(cep);
-		rv = kiwi_qp_llp_start(cep->qp, &cep->conn, cep->sock,
-				       &params);
+		rv = kiwi_qp_llp_start(cep->qp, &cep->conn, cep->sock, &params);
 	}
 	if (rv) {
 		if (rv == -EAGAIN)

@@ -619,60 +619,19 @@ void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
-		      struct socket *sock,
-		      const struct kiwi_conn_params *params)
+/*
+ * A new stream's engine state, before KIWI_EF_ON (under lock): its txs,
+ * the receive parser, the ORD and IRD indices and the engines' flags.
+ */
+static void kiwi_qp_llp_reset(struct kiwi_qp *qp, struct kiwi_txs *txs,
+			      const struct kiwi_conn_params *params)
 {
 	const struct kiwi_mpa_result *res = &params->mpa;
 	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
-	struct sock *sk = sock->sk;
-	struct kiwi_ord_ent *ordq, *old_ordq;
-	struct kiwi_ird_ent *irdq, *old_irdq;
-	u32 ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
-	u32 ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
-	u32 ord_n = roundup_pow_of_two(max_t(u32, ord_max, 1));
-	u32 ird_n = roundup_pow_of_two(max_t(u32, ird_max, 1));
-	struct kiwi_txs *txs;
-	unsigned long flags;
 
-	txs = kiwi_txs_new(params, sk);
-	ordq = kcalloc(ord_n, sizeof(*ordq), GFP_KERNEL);
-	irdq = kcalloc(ird_n, sizeof(*irdq), GFP_KERNEL);
-	if (!txs || !ordq || !irdq) {
-		kiwi_txs_free(txs);
-		kfree(ordq);
-		kfree(irdq);
-		return -ENOMEM;
-	}
-
-	/*
-	 * tx_mutex: a stale kick of an earlier connection's engine may still
-	 * be running; it must not see the new txs half set up, nor the old
-	 * one freed under it.
-	 */
-	mutex_lock(&qp->tx_mutex);
-	spin_lock_irqsave(&qp->lock, flags);
-	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
-	    test_bit(KIWI_EF_ON, &qp->eflags)) {
-		spin_unlock_irqrestore(&qp->lock, flags);
-		mutex_unlock(&qp->tx_mutex);
-		kiwi_txs_free(txs);
-		kfree(ordq);
-		kfree(irdq);
-		return -EINVAL;
-	}
 	kiwi_txs_free(qp->txs);		/* of an earlier connection */
 	qp->txs = txs;
 	qp->mpa = *res;
-	/* an earlier connection's rings are empty: llp_stop flushed them */
-	old_ordq = qp->ordq;
-	old_irdq = qp->irdq;
-	qp->ordq = ordq;
-	qp->irdq = irdq;
-	qp->ord_mask = ord_n - 1;
-	qp->ird_mask = ird_n - 1;
-	qp->ord_max = ord_max;
-	qp->ird_max = ird_max;
 	qp->ord_head = 0;
 	qp->ord_tail = 0;
 	qp->ird_head = 0;
@@ -693,6 +652,66 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 		if (res->rtr == KIWI_RTR_READ)
 			set_bit(KIWI_EF_RTR_RRESP, &qp->eflags);
 	}
+}
+
+/* The socket's callbacks to the engines; llp_stop gives them back. */
+static void kiwi_qp_sk_take(struct kiwi_qp *qp, struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	qp->sk_data_ready = sk->sk_data_ready;
+	qp->sk_write_space = sk->sk_write_space;
+	qp->sk_state_change = sk->sk_state_change;
+	sk->sk_user_data = qp;
+	sk->sk_data_ready = kiwi_rx_data_ready;
+	sk->sk_write_space = kiwi_tx_write_space;
+	sk->sk_state_change = kiwi_rx_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
+		      struct socket *sock,
+		      const struct kiwi_conn_params *params)
+{
+	const struct kiwi_mpa_result *res = &params->mpa;
+	struct sock *sk = sock->sk;
+	struct kiwi_ord_ent *ordq;
+	struct kiwi_ird_ent *irdq;
+	u32 ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
+	u32 ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
+	u32 ord_n = roundup_pow_of_two(max_t(u32, ord_max, 1));
+	u32 ird_n = roundup_pow_of_two(max_t(u32, ird_max, 1));
+	struct kiwi_txs *txs;
+	unsigned long flags;
+	int rv = -ENOMEM;
+
+	txs = kiwi_txs_new(params, sk);
+	ordq = kcalloc(ord_n, sizeof(*ordq), GFP_KERNEL);
+	irdq = kcalloc(ird_n, sizeof(*irdq), GFP_KERNEL);
+	if (!txs || !ordq || !irdq)
+		goto err;
+
+	/*
+	 * tx_mutex: a stale kick of an earlier connection's engine may still
+	 * be running; it must not see the new txs half set up, nor the old
+	 * one freed under it.
+	 */
+	mutex_lock(&qp->tx_mutex);
+	spin_lock_irqsave(&qp->lock, flags);
+	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
+	    test_bit(KIWI_EF_ON, &qp->eflags)) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		mutex_unlock(&qp->tx_mutex);
+		rv = -EINVAL;
+		goto err;
+	}
+	kiwi_qp_llp_reset(qp, txs, params);
+	/* an earlier connection's rings are empty (llp_stop flushed them) */
+	swap(qp->ordq, ordq);
+	swap(qp->irdq, irdq);
+	qp->ord_mask = ord_n - 1;
+	qp->ird_mask = ird_n - 1;
+	qp->ord_max = ord_max;
+	qp->ird_max = ird_max;
 	if (!qp->user) {
 		/*
 		 * Kernel posts may send from the block I/O path and from any
@@ -711,18 +730,9 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 	set_bit(KIWI_EF_ON, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->tx_mutex);
-	kfree(old_ordq);
-	kfree(old_irdq);
-
-	write_lock_bh(&sk->sk_callback_lock);
-	qp->sk_data_ready = sk->sk_data_ready;
-	qp->sk_write_space = sk->sk_write_space;
-	qp->sk_state_change = sk->sk_state_change;
-	sk->sk_user_data = qp;
-	sk->sk_data_ready = kiwi_rx_data_ready;
-	sk->sk_write_space = kiwi_tx_write_space;
-	sk->sk_state_change = kiwi_rx_state_change;
-	write_unlock_bh(&sk->sk_callback_lock);
+	kfree(ordq);			/* the earlier connection's */
+	kfree(irdq);
+	kiwi_qp_sk_take(qp, sk);
 
 	/* the RTR, WRs posted in INIT, FPDUs that came with the MPA frame */
 	kiwi_tx_kick(qp);
@@ -731,6 +741,12 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 	    !test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
 		kiwi_conn_llp_event(conn, KIWI_LLP_PEER_CLOSED);
 	return 0;
+
+err:
+	kiwi_txs_free(txs);
+	kfree(ordq);
+	kfree(irdq);
+	return rv;
 }
 
 void kiwi_qp_llp_stop(struct kiwi_qp *qp)

@@ -152,11 +152,40 @@ static int kiwi_flush_send_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* A kernel QP's WRs into its SQ, under qp->lock; *posted if any went. */
+static int kiwi_sq_post_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad_wr, bool *posted)
+{
+	struct kiwi_sqe tmp, *sqe;
+	int rv = 0;
+
+	for (; wr; wr = wr->next) {
+		sqe = kiwi_ring_slot(&qp->sq, qp->sq_prod);
+		if (READ_ONCE(sqe->flags) & KIWI_WQE_VALID) {
+			rv = -ENOMEM;	/* SQ full */
+			break;
+		}
+		rv = kiwi_sqe_from_wr(qp, &tmp, wr);
+		if (rv)
+			break;
+		memcpy(sqe, &tmp, sizeof(tmp));
+		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
+		qp->sq_prod++;
+		if (trace_kiwi_wr_post_enabled())
+			trace_kiwi_wr_post(qp->ibqp.qp_num, false, false, tmp.id,
+					   tmp.opcode, kiwi_sg_len(wr->sg_list,
+							wr->num_sge));
+		*posted = true;
+	}
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
+
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_sqe tmp, *sqe;
 	unsigned long flags;
 	bool kick = false;
 	int rv = 0;
@@ -205,26 +234,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		kick = qp->state == IB_QPS_RTS;
 		goto out;
 	}
-	for (; wr; wr = wr->next) {
-		sqe = kiwi_ring_slot(&qp->sq, qp->sq_prod);
-		if (READ_ONCE(sqe->flags) & KIWI_WQE_VALID) {
-			rv = -ENOMEM;	/* SQ full */
-			break;
-		}
-		rv = kiwi_sqe_from_wr(qp, &tmp, wr);
-		if (rv)
-			break;
-		memcpy(sqe, &tmp, sizeof(tmp));
-		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
-		qp->sq_prod++;
-		if (trace_kiwi_wr_post_enabled())
-			trace_kiwi_wr_post(ibqp->qp_num, false, false, tmp.id,
-					   tmp.opcode, kiwi_sg_len(wr->sg_list,
-							wr->num_sge));
-		kick = true;
-	}
-	if (rv)
-		*bad_wr = wr;
+	rv = kiwi_sq_post_wrs(qp, wr, bad_wr, &kick);
 	kick = kick && qp->state == IB_QPS_RTS;
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
