@@ -53,7 +53,6 @@ enum kiwi_cep_state {
 
 /* Per device: its MPA policy and the ceps removal has to wait for. */
 struct kiwi_cm_dev {
-	struct list_head entry;		/* kiwi_cm_devs */
 	struct kiwi_dev *kdev;
 	struct kiwi_cm_knobs knobs;
 	spinlock_t lock;		/* ceps */

@@ -528,14 +528,7 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 	if (state == KIWI_CEP_LISTEN) {
 		if (rdma_nl_put_driver_u32(msg, "backlog", backlog))
 			goto cancel;
-	} else if (rdma_nl_put_driver_u32(msg, "mpa_rev", res.rev) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_crc", res.crc) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_markers_rx",
-					  res.markers_rx) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_markers_tx",
-					  res.markers_tx) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_p2p", res.p2p) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_rtr", res.rtr) ||
+	} else if (kiwi_fill_res_mpa(msg, &res) ||
 		   rdma_nl_put_driver_u32(msg, "ird", res.ird) ||
 		   rdma_nl_put_driver_u32(msg, "ord", res.ord) ||
 		   rdma_nl_put_driver_u32(msg, "peer_ird", res.peer_ird) ||

@@ -13,7 +13,7 @@
 
 #include "cep.h"
 
-static LIST_HEAD(kiwi_cm_devs);
+/* kdev->cm between sysfs and device removal */
 static DEFINE_MUTEX(kiwi_cm_devs_mutex);
 
 /* ---- knobs ---- */
@@ -169,13 +169,8 @@ unsigned int kiwi_cm_get_timeout(void)
 
 static struct kiwi_cm_dev *kiwi_cm_dev_find(struct kiwi_dev *kdev)
 {
-	struct kiwi_cm_dev *cdev;
-
 	lockdep_assert_held(&kiwi_cm_devs_mutex);
-	list_for_each_entry(cdev, &kiwi_cm_devs, entry)
-		if (cdev->kdev == kdev)
-			return cdev;
-	return NULL;
+	return kdev->cm;
 }
 
 /* Valid while the device is registered: dev_del runs at dealloc. */
@@ -235,7 +230,7 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);
 	mutex_lock(&kiwi_cm_devs_mutex);
-	list_add_tail(&cdev->entry, &kiwi_cm_devs);
+	kdev->cm = cdev;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return 0;
 }
@@ -247,8 +242,7 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 
 	mutex_lock(&kiwi_cm_devs_mutex);
 	cdev = kiwi_cm_dev_find(kdev);
-	if (cdev)
-		list_del(&cdev->entry);
+	kdev->cm = NULL;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev;
 }

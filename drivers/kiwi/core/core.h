@@ -128,6 +128,7 @@ struct kiwi_dev {
 	atomic_t nuser[KIWI_UOBJ_MAX];	/* objects of all user contexts */
 
 	struct kiwi_stats __percpu *stats;	/* freed by dealloc_driver */
+	struct kiwi_cm_dev *cm;		/* the CM's record (cm/cm_policy.c) */
 };
 
 /* Any context; kdev->stats lives as long as the ib_device. */
@@ -224,6 +225,7 @@ int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len);
 int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
 		     struct kiwi_ucontext **uctx);
 void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
+int kiwi_fill_res_mpa(struct sk_buff *msg, const struct kiwi_mpa_result *r);
 
 /* ring.c: the mapping of user rings (device.c's ops table) */
 int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);

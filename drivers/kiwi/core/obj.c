@@ -5,6 +5,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
+#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "core.h"
@@ -157,4 +158,15 @@ void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
 		return;
 	atomic_dec(&uctx->kdev->nuser[t]);
 	atomic_dec(&uctx->nobj[t]);
+}
+
+/* What the MPA exchange settled, in `rdma res show qp|cm_id -dd`. */
+int kiwi_fill_res_mpa(struct sk_buff *msg, const struct kiwi_mpa_result *r)
+{
+	return rdma_nl_put_driver_u32(msg, "mpa_rev", r->rev) ||
+	       rdma_nl_put_driver_u32(msg, "mpa_crc", r->crc) ||
+	       rdma_nl_put_driver_u32(msg, "mpa_markers_rx", r->markers_rx) ||
+	       rdma_nl_put_driver_u32(msg, "mpa_markers_tx", r->markers_tx) ||
+	       rdma_nl_put_driver_u32(msg, "mpa_p2p", r->p2p) ||
+	       rdma_nl_put_driver_u32(msg, "mpa_rtr", r->rtr) ? -EMSGSIZE : 0;
 }

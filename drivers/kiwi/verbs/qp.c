@@ -311,12 +311,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "ird", rd[1]) ||
 	    rdma_nl_put_driver_u32(msg, "ord_max", rd[2]) ||
 	    rdma_nl_put_driver_u32(msg, "ird_max", rd[3]) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_rev", mpa.rev) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_crc", mpa.crc) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_markers_rx", mpa.markers_rx) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mpa.markers_tx) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_p2p", mpa.p2p) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_rtr", mpa.rtr) ||
+	    kiwi_fill_res_mpa(msg, &mpa) ||
 	    rdma_nl_put_driver_u32(msg, "mpa_fpdu_max", mpa.fpdu_max) ||
 	    rdma_nl_put_driver_u64_hex(msg, "eflags", READ_ONCE(qp->eflags)) ||
 	    rdma_nl_put_driver_u32(msg, "sq_cons", v[0]) ||
