@@ -133,9 +133,6 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 	spin_lock_init(&kdev->lock);
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
-	atomic_set(&kdev->num_pd, 0);
-	atomic_set(&kdev->num_cq, 0);
-	atomic_set(&kdev->num_srq, 0);
 	atomic_set(&kdev->cq_ids, 0);
 	ether_addr_copy(kdev->mac, ndev->dev_addr);
 	kdev->state = kiwi_carrier_state(ndev);

@@ -88,9 +88,10 @@ struct kiwi_stats {
 };
 
 /*
- * What a user context is charged for (kiwi_uobj_charge()): each kind has
- * a cap per context and a cap for all user contexts of a device together,
- * which leaves part of the device's numbers to kernel consumers.
+ * What an object is charged for (kiwi_charge()): the device's limit of
+ * its kind and, for a user object, a cap per context and a cap for all
+ * user contexts of the device together, which leaves part of the
+ * device's numbers to kernel consumers.
  */
 enum kiwi_uobj {
 	KIWI_UOBJ_PD,
@@ -120,10 +121,11 @@ struct kiwi_dev {
 	struct xarray mr_xa;		/* STag index -> kiwi_mr */
 	u32 mr_next;			/* cyclic STag index allocation */
 
-	/* per-device object counts, checked against the KIWI_MAX_* limits */
-	atomic_t num_pd;
-	atomic_t num_cq;
-	atomic_t num_srq;
+	/*
+	 * Objects against the KIWI_MAX_* limits (kiwi_charge()); QPs and
+	 * MRs are limited by their numbers' allocation instead.
+	 */
+	atomic_t nobj[KIWI_UOBJ_MAX];
 	atomic_t cq_ids;		/* cq_id handed to the provider */
 	atomic_t nuser[KIWI_UOBJ_MAX];	/* objects of all user contexts */
 
@@ -222,9 +224,10 @@ static inline struct kiwi_pd *to_kpd(struct ib_pd *ibpd)
 /* udata helpers (obj.c) */
 int kiwi_udata_in_ok(struct ib_udata *udata);
 int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len);
-int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
-		     struct kiwi_ucontext **uctx);
-void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t);
+int kiwi_charge(struct kiwi_dev *kdev, struct ib_udata *udata,
+		enum kiwi_uobj t, struct kiwi_ucontext **uctx);
+void kiwi_uncharge(struct kiwi_dev *kdev, struct kiwi_ucontext *uctx,
+		   enum kiwi_uobj t);
 int kiwi_fill_res_mpa(struct sk_buff *msg, const struct kiwi_mpa_result *r);
 
 /* ring.c: the mapping of user rings (device.c's ops table) */

@@ -124,13 +124,12 @@ static const u32 kiwi_uobj_max[KIWI_UOBJ_MAX] = {
 	[KIWI_UOBJ_MR] = KIWI_MAX_MR,
 };
 
-/*
- * Charge one object of kind t to the user context of udata; *uctx is
- * where to uncharge it (NULL for kernel objects, which are not charged).
- * -ENOMEM over a cap, as for the device's own limits.
- */
-int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
-		     struct kiwi_ucontext **uctx)
+/* the kinds kiwi_charge() counts against the device's limit */
+#define KIWI_UOBJ_DEV_COUNTED	(BIT(KIWI_UOBJ_PD) | BIT(KIWI_UOBJ_CQ) | \
+				 BIT(KIWI_UOBJ_SRQ))
+
+static int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
+			    struct kiwi_ucontext **uctx)
 {
 	struct kiwi_ucontext *uc;
 	u32 max = kiwi_uobj_max[t];
@@ -152,12 +151,40 @@ int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
 	return 0;
 }
 
-void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
+static void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
 {
 	if (!uctx)
 		return;
 	atomic_dec(&uctx->kdev->nuser[t]);
 	atomic_dec(&uctx->nobj[t]);
+}
+
+/*
+ * Charge one object of kind t: to the user context of udata (caps per
+ * context and for all user contexts), then to the device's limit.
+ * *uctx is what kiwi_uncharge() takes (NULL for a kernel object).
+ * -ENOMEM over a cap or limit.
+ */
+int kiwi_charge(struct kiwi_dev *kdev, struct ib_udata *udata,
+		enum kiwi_uobj t, struct kiwi_ucontext **uctx)
+{
+	int rv = kiwi_uobj_charge(udata, t, uctx);
+
+	if (rv || !(KIWI_UOBJ_DEV_COUNTED & BIT(t)))
+		return rv;
+	if (atomic_inc_return(&kdev->nobj[t]) > kiwi_uobj_max[t]) {
+		kiwi_uncharge(kdev, *uctx, t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void kiwi_uncharge(struct kiwi_dev *kdev, struct kiwi_ucontext *uctx,
+		   enum kiwi_uobj t)
+{
+	if (KIWI_UOBJ_DEV_COUNTED & BIT(t))
+		atomic_dec(&kdev->nobj[t]);
+	kiwi_uobj_uncharge(uctx, t);
 }
 
 /* What the MPA exchange settled, in `rdma res show qp|cm_id -dd`. */

@@ -170,7 +170,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 	kiwi_qp_init(qp, kdev, attr, !!udata);
 
-	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_QP, &qp->uctx);
+	rv = kiwi_charge(kdev, udata, KIWI_UOBJ_QP, &qp->uctx);
 	if (rv)
 		return rv;
 	rv = kiwi_qp_rings_alloc(qp, nsq, nrq, udata);
@@ -200,7 +200,7 @@ err_id:
 err_rings:
 	kiwi_qp_rings_free(qp, nrq);
 err_charge:
-	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
+	kiwi_uncharge(qp->kdev, qp->uctx, KIWI_UOBJ_QP);
 	return rv;
 }
 
@@ -466,7 +466,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_ring_drop(qp, &qp->rq);
 	kiwi_qp_ring_drop(qp, &qp->sq);
 	put_pid(qp->owner);
-	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
+	kiwi_uncharge(qp->kdev, qp->uctx, KIWI_UOBJ_QP);
 	kiwi_obj_dec(KIWI_OBJ_QP);
 	return 0;
 }
