@@ -181,18 +181,11 @@ static ssize_t kiwi_knob_store(struct device *dev,
 			       struct device_attribute *attr, const char *buf,
 			       size_t count);
 
-#define KIWI_KNOB_ATTR(name) __ATTR(name, 0644, kiwi_knob_show, kiwi_knob_store)
-
+#define KIWI_KNOB(name, ...)	__ATTR(name, 0644, kiwi_knob_show, kiwi_knob_store),
 static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX] = {
-	[KIWI_POL_CRC] = KIWI_KNOB_ATTR(mpa_crc),
-	[KIWI_POL_REV] = KIWI_KNOB_ATTR(mpa_rev),
-	[KIWI_POL_P2P] = KIWI_KNOB_ATTR(mpa_p2p),
-	[KIWI_POL_RTR] = KIWI_KNOB_ATTR(mpa_rtr),
-	[KIWI_POL_MARKERS] = KIWI_KNOB_ATTR(mpa_markers),
-	[KIWI_POL_FPDU] = KIWI_KNOB_ATTR(mpa_fpdu_max),
-	[KIWI_TCP_USER_TIMEOUT] = KIWI_KNOB_ATTR(tcp_user_timeout_ms),
-	[KIWI_TCP_KEEPALIVE] = KIWI_KNOB_ATTR(tcp_keepalive_s),
+#include "cm/knobs.h"
 };
+#undef KIWI_KNOB
 
 static ssize_t kiwi_knob_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
@@ -244,15 +237,9 @@ static ssize_t port_map_store(struct device *dev,
 
 static DEVICE_ATTR_RW(port_map);
 
+#define KIWI_KNOB(name, knob, ...)	(&kiwi_knob_attrs[knob].attr),
 static struct attribute *kiwi_dev_attrs[] = {
-	&kiwi_knob_attrs[KIWI_POL_CRC].attr,
-	&kiwi_knob_attrs[KIWI_POL_REV].attr,
-	&kiwi_knob_attrs[KIWI_POL_P2P].attr,
-	&kiwi_knob_attrs[KIWI_POL_RTR].attr,
-	&kiwi_knob_attrs[KIWI_POL_MARKERS].attr,
-	&kiwi_knob_attrs[KIWI_POL_FPDU].attr,
-	&kiwi_knob_attrs[KIWI_TCP_USER_TIMEOUT].attr,
-	&kiwi_knob_attrs[KIWI_TCP_KEEPALIVE].attr,
+#include "cm/knobs.h"
 	&dev_attr_port_map.attr,
 	NULL
 };
