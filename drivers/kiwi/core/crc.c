@@ -102,11 +102,12 @@ static u64 kiwi_crc_time(void *dst, const void *src, bool soft)
 	return best;
 }
 
-void kiwi_crc_pick(void)
+void __init kiwi_crc_pick(void)
 {
 	u64 one, split;
 	u8 *buf;
 
+	kiwi_crc_init();
 	kiwi_crc_v512 = kiwi_cpu_v512_ok();
 	if (kiwi_crc_mode >= 0)
 		return;
