@@ -181,11 +181,8 @@ static ssize_t kiwi_knob_store(struct device *dev,
 			       struct device_attribute *attr, const char *buf,
 			       size_t count);
 
-#define KIWI_KNOB(name, ...)	__ATTR(name, 0644, kiwi_knob_show, kiwi_knob_store),
-static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX] = {
-#include "cm/knobs.h"
-};
-#undef KIWI_KNOB
+/* named at load from the knobs' table (kiwi_dev_attrs_init()) */
+static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX];
 
 static ssize_t kiwi_knob_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
@@ -237,12 +234,25 @@ static ssize_t port_map_store(struct device *dev,
 
 static DEVICE_ATTR_RW(port_map);
 
-#define KIWI_KNOB(name, knob, ...)	(&kiwi_knob_attrs[knob].attr),
-static struct attribute *kiwi_dev_attrs[] = {
-#include "cm/knobs.h"
-	&dev_attr_port_map.attr,
-	NULL
-};
+/* the knobs' files, then port_map; filled at load */
+static struct attribute *kiwi_dev_attrs[KIWI_KNOB_MAX + 2];
+
+void kiwi_dev_attrs_init(void)
+{
+	struct device_attribute *a;
+	int k;
+
+	for (k = 0; k < KIWI_KNOB_MAX; k++) {
+		a = &kiwi_knob_attrs[k];
+		sysfs_attr_init(&a->attr);
+		a->attr.name = kiwi_cm_knob_name(k);
+		a->attr.mode = 0644;
+		a->show = kiwi_knob_show;
+		a->store = kiwi_knob_store;
+		kiwi_dev_attrs[k] = &a->attr;
+	}
+	kiwi_dev_attrs[KIWI_KNOB_MAX] = &dev_attr_port_map.attr;
+}
 
 static const struct attribute_group kiwi_dev_attr_group = {
 	.attrs = kiwi_dev_attrs,

@@ -253,6 +253,7 @@ static int __init kiwi_init(void)
 	BUILD_BUG_ON(KIWI_MAX_MR >= 1 << 24);	/* index field of the STag */
 
 	kiwi_crc_pick();
+	kiwi_dev_attrs_init();
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
 	kiwi_core_debugfs(kiwi_debugfs);
 

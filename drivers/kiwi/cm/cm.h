@@ -16,7 +16,7 @@
 #define KIWI_TIMEOUT_MAX_MS	600000
 
 /* KIWI_POL_CRC ... KIWI_TCP_KEEPALIVE, in the order of knobs.h */
-#define KIWI_KNOB(name, knob, ...)	knob,
+#define KIWI_KNOB(knob, ...)	knob,
 enum kiwi_cm_knob {
 #include "knobs.h"
 	KIWI_KNOB_MAX
@@ -30,6 +30,8 @@ struct kiwi_cm_knobs {
 
 /* connect_timeout_ms */
 unsigned int kiwi_cm_get_timeout(void);
+/* a knob's name: its module parameter's and its sysfs file's */
+const char *kiwi_cm_knob_name(enum kiwi_cm_knob k);
 
 /* per-device sysfs attributes (device.c) */
 ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,

@@ -45,23 +45,23 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 	{ }
 };
 
-/* How each knob reads and writes: a name from a list, or a number up to max. */
-#define KIWI_KNOB(name, knob, list, top, ...)	{ .names = list, .max = top },
-static const struct kiwi_knob {
+/*
+ * The knobs of knobs.h: how each reads and writes (a name from a list, or
+ * a number up to max) and the default a new device copies, which its
+ * module parameter sets (READ_ONCE/WRITE_ONCE).
+ */
+static struct kiwi_knob {
+	enum kiwi_cm_knob id;
+	const char *name;
 	const struct kiwi_pol_name *names;
 	unsigned int max;
+	unsigned int def;
 } kiwi_knobs[KIWI_KNOB_MAX] = {
+#define KIWI_KNOB(k, n, l, m, d)					\
+	{ .id = k, .name = #n, .names = l, .max = m, .def = d },
 #include "knobs.h"
-};
 #undef KIWI_KNOB
-
-#define KIWI_KNOB(name, knob, list, top, def)	def,
-static struct kiwi_cm_knobs kiwi_knob_default = {
-	.v = {
-#include "knobs.h"
-	},
 };
-#undef KIWI_KNOB
 
 static unsigned int kiwi_connect_timeout_ms = 10000;
 
@@ -113,13 +113,13 @@ static int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val)
 	int rv = kiwi_knob_parse(k, val, &v);
 
 	if (!rv)
-		WRITE_ONCE(kiwi_knob_default.v[k], v);
+		WRITE_ONCE(kiwi_knobs[k].def, v);
 	return rv;
 }
 
 static int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf)
 {
-	return kiwi_knob_format(k, READ_ONCE(kiwi_knob_default.v[k]), buf);
+	return kiwi_knob_format(k, READ_ONCE(kiwi_knobs[k].def), buf);
 }
 
 static int kiwi_cm_set_timeout(const char *val)
@@ -140,15 +140,20 @@ unsigned int kiwi_cm_get_timeout(void)
 	return READ_ONCE(kiwi_connect_timeout_ms);
 }
 
+const char *kiwi_cm_knob_name(enum kiwi_cm_knob k)
+{
+	return kiwi_knobs[k].name;
+}
+
 /* The module parameters: each knob's default, and connect_timeout_ms. */
 static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
 {
-	return kiwi_knob_set_default(*(const enum kiwi_cm_knob *)kp->arg, val);
+	return kiwi_knob_set_default(((struct kiwi_knob *)kp->arg)->id, val);
 }
 
 static int kiwi_param_knob_get(char *buf, const struct kernel_param *kp)
 {
-	return kiwi_knob_get_default(*(const enum kiwi_cm_knob *)kp->arg, buf);
+	return kiwi_knob_get_default(((struct kiwi_knob *)kp->arg)->id, buf);
 }
 
 static const struct kernel_param_ops kiwi_param_knob_ops = {
@@ -156,16 +161,9 @@ static const struct kernel_param_ops kiwi_param_knob_ops = {
 	.get = kiwi_param_knob_get,
 };
 
-#define KIWI_KNOB(name, knob, ...)	knob,
-static const enum kiwi_cm_knob kiwi_knob_ids[KIWI_KNOB_MAX] = {
-#include "knobs.h"
-};
-#undef KIWI_KNOB
-
 /* the knobs of knobs.h as module parameters, with their descriptions */
 #define KIWI_KNOB_PARAM(name, knob, desc)				\
-	module_param_cb(name, &kiwi_param_knob_ops,			\
-			(void *)&kiwi_knob_ids[knob], 0644);		\
+	module_param_cb(name, &kiwi_param_knob_ops, &kiwi_knobs[knob], 0644); \
 	MODULE_PARM_DESC(name, desc)
 
 KIWI_KNOB_PARAM(mpa_crc, KIWI_POL_CRC,
@@ -265,7 +263,7 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 		return -ENOMEM;
 	cdev->kdev = kdev;
 	for (i = 0; i < KIWI_KNOB_MAX; i++)
-		cdev->knobs.v[i] = READ_ONCE(kiwi_knob_default.v[i]);
+		cdev->knobs.v[i] = READ_ONCE(kiwi_knobs[i].def);
 	spin_lock_init(&cdev->lock);
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);

@@ -8,7 +8,7 @@
  * peer or path died is declared dead (set on each connection's TCP socket
  * when it enters RDMA mode, cm.md).
  *
- * KIWI_KNOB(name, knob, names, max, default): a value is one of names (a
+ * KIWI_KNOB(knob, name, names, max, default): a value is one of names (a
  * list in cm_policy.c) or, without names, a number up to max.
  *
  * FPDUs up to 64 KiB go to peers that offer them too (kiwi, or siw, whose
@@ -19,12 +19,12 @@
  * 10 s apart) go unanswered; TCP's own default would take about 15
  * minutes and never notice an idle one.
  */
-KIWI_KNOB(mpa_crc, KIWI_POL_CRC, kiwi_pol_crc, 0, KIWI_MPA_CRC_OFF)
-KIWI_KNOB(mpa_rev, KIWI_POL_REV, kiwi_pol_rev, 0, 2)
-KIWI_KNOB(mpa_p2p, KIWI_POL_P2P, kiwi_pol_bool, 0, 1)
-KIWI_KNOB(mpa_rtr, KIWI_POL_RTR, kiwi_pol_rtr, 0, KIWI_RTR_WRITE)
-KIWI_KNOB(mpa_markers, KIWI_POL_MARKERS, kiwi_pol_bool, 0, 0)
-KIWI_KNOB(mpa_fpdu_max, KIWI_POL_FPDU, NULL, 65535, 65535)
-KIWI_KNOB(tcp_user_timeout_ms, KIWI_TCP_USER_TIMEOUT, NULL,
+KIWI_KNOB(KIWI_POL_CRC, mpa_crc, kiwi_pol_crc, 0, KIWI_MPA_CRC_OFF)
+KIWI_KNOB(KIWI_POL_REV, mpa_rev, kiwi_pol_rev, 0, 2)
+KIWI_KNOB(KIWI_POL_P2P, mpa_p2p, kiwi_pol_bool, 0, 1)
+KIWI_KNOB(KIWI_POL_RTR, mpa_rtr, kiwi_pol_rtr, 0, KIWI_RTR_WRITE)
+KIWI_KNOB(KIWI_POL_MARKERS, mpa_markers, kiwi_pol_bool, 0, 0)
+KIWI_KNOB(KIWI_POL_FPDU, mpa_fpdu_max, NULL, 65535, 65535)
+KIWI_KNOB(KIWI_TCP_USER_TIMEOUT, tcp_user_timeout_ms, NULL,
 	  KIWI_TIMEOUT_MAX_MS, 30000)
-KIWI_KNOB(tcp_keepalive_s, KIWI_TCP_KEEPALIVE, NULL, MAX_TCP_KEEPIDLE, 30)
+KIWI_KNOB(KIWI_TCP_KEEPALIVE, tcp_keepalive_s, NULL, MAX_TCP_KEEPIDLE, 30)
