@@ -448,7 +448,7 @@ void kiwi_lsocks_free(struct list_head *socks)
  * hand the listener connections from a network it is not in, so kiwi
  * listens on nothing there.  The listener's namespace is its rdma_cm id's
  * (the iw_cm id's context is rdma_cm's rdma_id_private, whose first
- * member is the rdma_cm_id; see kiwi_qp_bind_ok()).
+ * member is the rdma_cm_id; see kiwi_qp_bind_ok() in engine/qp_state.c).
  */
 static bool kiwi_listen_foreign(const struct iw_cm_id *id,
 				struct kiwi_cm_dev *cdev)
