@@ -10,7 +10,8 @@
 #                       into out/deb/, checked by lintian
 #   make test-deb       install, use and purge them in guests booting
 #                       Debian 12 and Debian 13 roots (tests/vm/deb-test.sh)
-#   make check          sparse and checkpatch on the kernel sources
+#   make check          sparse, checkpatch and the floors (scripts/layers.py)
+#                       on the kernel sources
 #   make unit           user-space unit tests of the wire protocol core
 #   make fuzz           libFuzzer targets (FUZZ_SECONDS=N per target)
 #   make bench-proto    user-space benchmark of the protocol core: 64 KiB

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Static checks of the kernel sources: sparse (C=2) and checkpatch.
+# Static checks of the kernel sources: sparse (C=2), the floors of the
+# module's objects (scripts/layers.py) and checkpatch.
 # Prints TAP; exits non-zero when either finds anything in our sources.
 # Usage: scripts/check.sh [KDIR]
 set -uo pipefail
@@ -41,7 +42,7 @@ fi
 
 n=0
 fail=0
-srcs=$(cd "$root" && ls drivers/kiwi/*.[ch] drivers/kiwi/proto/*.[ch] \
+srcs=$(cd "$root" && ls drivers/kiwi/*.[ch] drivers/kiwi/*/*.[ch] \
 	include/uapi/*.h 2>/dev/null)
 
 # Headers other than `make`'s default (another kernel): build in a tree of
@@ -63,6 +64,24 @@ else
 	sed 's/^/# /' "$out/sparse.findings"
 	[ $rc -ne 0 ] && tail -n 20 "$out/sparse.log" | sed 's/^/# /'
 	echo "not ok $n - sparse (C=2) clean on kiwi sources ($kdir)"
+	fail=1
+fi
+
+# The floors, from the objects the sparse build left (scripts/layers.py).
+if [ $rc -eq 0 ]; then
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*)
+			n=$((n + 1))
+			echo "${line/ok - /ok $n - }"
+			case $line in "not ok "*) fail=1 ;; esac
+			;;
+		*) echo "$line" ;;
+		esac
+	done < <(python3 "$root/scripts/layers.py" "$m")
+else
+	n=$((n + 1))
+	echo "not ok $n - floors: no objects (the build failed)"
 	fail=1
 fi
 

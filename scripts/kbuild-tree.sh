@@ -13,7 +13,7 @@ mkdir -p "$dir"
 find "$dir" -type l -delete
 ln -s "$root/Kbuild" "$dir/Kbuild"
 cd "$root"
-for f in drivers/kiwi/*.[ch] drivers/kiwi/proto/*.[ch] include/uapi/*.h; do
+for f in drivers/kiwi/*.[ch] drivers/kiwi/*/*.[ch] include/uapi/*.h; do
 	mkdir -p "$dir/$(dirname "$f")"
 	ln -s "$root/$f" "$dir/$f"
 done

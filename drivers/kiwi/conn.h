@@ -10,6 +10,7 @@
  * connection is gone.  The socket belongs to the cep; the engines borrow
  * it between kiwi_qp_llp_start() and kiwi_qp_llp_stop(), during which
  * they own its sk callbacks (and must restore the originals in stop).
+ * The engines hold conn (ops->get) from llp_start to llp_stop.
  */
 #ifndef KIWI_CONN_H
 #define KIWI_CONN_H
@@ -19,7 +20,6 @@
 #include "proto/kiwi_proto.h"
 
 struct kiwi_qp;
-struct kiwi_cep;
 
 /* What the MPA exchange settled, handed from the CM to the engines. */
 struct kiwi_conn_params {
@@ -28,10 +28,7 @@ struct kiwi_conn_params {
 	u32 mss;			/* effective MSS when streaming began */
 };
 
-/*
- * Engines -> CM: the stream ended or must end.  Callable from any context
- * (softirq sk callbacks included); the CM defers to process context.
- */
+/* Engines -> CM: how the stream ended (kiwi_conn_ops.llp_event). */
 enum kiwi_llp_event {
 	KIWI_LLP_PEER_CLOSED,		/* FIN from the peer */
 	KIWI_LLP_RESET,			/* RST or fatal socket error */
@@ -40,31 +37,62 @@ enum kiwi_llp_event {
 	KIWI_LLP_CLOSED,		/* graceful close we asked for is done */
 };
 
-/* ---- provided by the CM (cm.c) ---- */
-
-void kiwi_cm_llp_event(struct kiwi_cep *cep, enum kiwi_llp_event ev);
 /*
- * modify_qp to SQD (graceful) or ERR (abortive) on a connected QP:
- * iw_cm_disconnect() asks for a disconnect this way.  Process context.
+ * What the engines know of a connection: the CM embeds one in each
+ * endpoint and hands it over with the QP (strparser's callbacks are the
+ * model), so the engines call up only through these.
  */
-void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort);
-void kiwi_cep_get(struct kiwi_cep *cep);
-void kiwi_cep_put(struct kiwi_cep *cep);
-/*
- * destroy_qp of a QP whose connect is still in its handshake: end the
- * handshake now (the consumer is told the connect failed) instead of
- * waiting for a peer that may never answer.  Process context.
- */
-void kiwi_cm_qp_gone(struct kiwi_cep *cep);
+struct kiwi_conn;
 
-/* ---- provided by the engines (qp.c, qp_state.c) ---- */
+struct kiwi_conn_ops {
+	/*
+	 * The stream ended or must end.  Any context (softirq sk callbacks
+	 * included); the CM defers to process context.
+	 */
+	void (*llp_event)(struct kiwi_conn *conn, enum kiwi_llp_event ev);
+	/*
+	 * modify_qp to SQD (graceful) or ERR (abortive) on a connected QP:
+	 * iw_cm_disconnect() asks for a disconnect this way.  Process
+	 * context.
+	 */
+	void (*disconnect)(struct kiwi_conn *conn, bool abort);
+	/*
+	 * destroy_qp of a QP whose connect is still in its handshake: end
+	 * the handshake now (the consumer is told the connect failed)
+	 * instead of waiting for a peer that may never answer.  Process
+	 * context.
+	 */
+	void (*qp_gone)(struct kiwi_conn *conn);
+	void (*get)(struct kiwi_conn *conn);
+	void (*put)(struct kiwi_conn *conn);
+};
+
+struct kiwi_conn {
+	const struct kiwi_conn_ops *ops;
+};
+
+static inline void kiwi_conn_llp_event(struct kiwi_conn *conn,
+				       enum kiwi_llp_event ev)
+{
+	conn->ops->llp_event(conn, ev);
+}
+
+/* ---- provided by the engines (engine/qp_state.c) ---- */
 
 /*
- * An initiator's endpoint took (cep non-NULL) or dropped (NULL) its QP
- * reference: what kiwi_cm_qp_gone() is called on if the QP is destroyed
- * in between.
+ * The CM claims the QP named by connect or accept: a referenced QP, or
+ * NULL when there is none or the caller of id may not bind it.
  */
-void kiwi_qp_conn_cep_set(struct kiwi_qp *qp, struct kiwi_cep *cep);
+struct iw_cm_id;
+struct kiwi_dev;
+struct kiwi_qp *kiwi_qp_claim(struct kiwi_dev *kdev, u32 qpn,
+			      const struct iw_cm_id *id);
+/*
+ * An initiator's endpoint took (conn non-NULL) or dropped (NULL) its QP
+ * reference: what ops->qp_gone is called on if the QP is destroyed in
+ * between.
+ */
+void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn);
 
 /*
  * The MPA exchange is done (Reply received by the initiator, Reply sent by
@@ -74,7 +102,7 @@ void kiwi_qp_conn_cep_set(struct kiwi_qp *qp, struct kiwi_cep *cep);
  * arrives (peer-to-peer responder).  Process context.  On error the QP is
  * unchanged and the CM closes the socket.
  */
-int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 		      struct socket *sock,
 		      const struct kiwi_conn_params *params);
 /*

@@ -12,80 +12,9 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "kiwi.h"
-#include "cm.h"
 
 /* Reported as vendor_id; "kiw" in ASCII (24-bit field, no OUI of ours). */
 #define KIWI_VENDOR_ID	0x6b6977
-
-/*
- * The provider sends no driver data with its requests today.  Accept
- * trailing zeroes (a newer provider's unused fields) and refuse anything
- * else, so that a request we would silently ignore never succeeds.
- */
-int kiwi_udata_in_ok(struct ib_udata *udata)
-{
-	if (!udata || !udata->inlen)
-		return 0;
-	return ib_is_udata_cleared(udata, 0, udata->inlen) ? 0 : -EOPNOTSUPP;
-}
-
-/* A response the provider cannot hold is an ABI mismatch, not truncation. */
-int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len)
-{
-	if (udata->outlen < len)
-		return -EINVAL;
-	return ib_copy_to_udata(udata, (void *)resp, len);
-}
-
-/*
- * Caps on user objects, so that one user cannot take every number of a
- * kind (the device limits of kiwi-abi.h): a context gets at most a
- * quarter of them, and all user contexts together leave a sixteenth to
- * kernel consumers (NVMe-oF, NFS, iSER).  Documentation/limits.md.
- */
-static const u32 kiwi_uobj_max[KIWI_UOBJ_MAX] = {
-	[KIWI_UOBJ_PD] = KIWI_MAX_PD,
-	[KIWI_UOBJ_CQ] = KIWI_MAX_CQ,
-	[KIWI_UOBJ_QP] = KIWI_MAX_QP,
-	[KIWI_UOBJ_SRQ] = KIWI_MAX_SRQ,
-	[KIWI_UOBJ_MR] = KIWI_MAX_MR,
-};
-
-/*
- * Charge one object of kind t to the user context of udata; *uctx is
- * where to uncharge it (NULL for kernel objects, which are not charged).
- * -ENOMEM over a cap, as for the device's own limits.
- */
-int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
-		     struct kiwi_ucontext **uctx)
-{
-	struct kiwi_ucontext *uc;
-	u32 max = kiwi_uobj_max[t];
-
-	*uctx = NULL;
-	if (!udata)
-		return 0;
-	uc = rdma_udata_to_drv_context(udata, struct kiwi_ucontext, ibuc);
-	if (atomic_inc_return(&uc->nobj[t]) > max / 4) {
-		atomic_dec(&uc->nobj[t]);
-		return -ENOMEM;
-	}
-	if (atomic_inc_return(&uc->kdev->nuser[t]) > max - max / 16) {
-		atomic_dec(&uc->kdev->nuser[t]);
-		atomic_dec(&uc->nobj[t]);
-		return -ENOMEM;
-	}
-	*uctx = uc;
-	return 0;
-}
-
-void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
-{
-	if (!uctx)
-		return;
-	atomic_dec(&uctx->kdev->nuser[t]);
-	atomic_dec(&uctx->nobj[t]);
-}
 
 static int kiwi_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
@@ -157,19 +86,6 @@ static int kiwi_query_port(struct ib_device *ibdev, u32 port,
 		attr->active_width = IB_WIDTH_1X;
 	}
 	return 0;
-}
-
-/* the netdev's MTU as a verbs MTU; Ethernet's while it unregisters */
-enum ib_mtu kiwi_dev_path_mtu(struct kiwi_dev *kdev)
-{
-	struct net_device *ndev = kiwi_ib_netdev_get(&kdev->ibdev, kdev->netdev);
-	unsigned int mtu = ETH_DATA_LEN;
-
-	if (ndev) {
-		mtu = READ_ONCE(ndev->mtu);
-		dev_put(ndev);
-	}
-	return ib_mtu_int_to_enum(mtu);
 }
 
 static int kiwi_get_port_immutable(struct ib_device *ibdev, u32 port,
@@ -255,173 +171,6 @@ static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
- * User rings are freed only when ib_core drops the last reference to their
- * mmap entry, so that an mmap() racing with the destruction of the object
- * never maps freed memory, and no mapping outlives the memory (each VMA
- * holds a reference, see kiwi_mmap()).
- */
-struct kiwi_umap {
-	struct rdma_user_mmap_entry rdma;
-	void *mem;
-	struct mm_struct *mm;		/* pinned_vm charged to (mmgrab) */
-	unsigned long npages;
-};
-
-/*
- * Ring memory is unswappable kernel memory that the user sizes, outside
- * the process's RSS: count it as pinned memory against RLIMIT_MEMLOCK of
- * the creating process, as ib_umem does for MR pages, so that a process
- * without CAP_IPC_LOCK cannot take more than its limit.  The mm is kept
- * (mmgrab) so that the same counter is uncharged, even after the process
- * exited or the device was disassociated.
- */
-static int kiwi_umap_charge(struct kiwi_umap *um, size_t bytes)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long npages = bytes >> PAGE_SHIFT;
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-
-	if (!mm)
-		return 0;
-	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
-		return -ENOMEM;
-	}
-	mmgrab(mm);
-	um->mm = mm;
-	um->npages = npages;
-	return 0;
-}
-
-static void kiwi_umap_uncharge(struct kiwi_umap *um)
-{
-	if (!um->mm)
-		return;
-	atomic64_sub(um->npages, &um->mm->pinned_vm);
-	mmdrop(um->mm);
-	um->mm = NULL;
-}
-
-static void kiwi_mmap_free(struct rdma_user_mmap_entry *rentry)
-{
-	struct kiwi_umap *um = container_of(rentry, struct kiwi_umap, rdma);
-
-	vfree(um->mem);
-	kiwi_umap_uncharge(um);
-	kfree(um);
-}
-
-static int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
-{
-	struct rdma_user_mmap_entry *rentry;
-	struct rdma_umap_priv *priv;
-	struct kiwi_umap *um;
-	unsigned long off;
-	int rv;
-
-	/* Checks VM_SHARED and that the length matches the ring exactly. */
-	rentry = rdma_user_mmap_entry_get(ibuc, vma);
-	if (!rentry)
-		return -EINVAL;
-	um = container_of(rentry, struct kiwi_umap, rdma);
-	priv = kzalloc(sizeof(*priv), GFP_KERNEL);
-	if (!priv) {
-		rv = -ENOMEM;
-		goto out;
-	}
-	/*
-	 * Page by page, as PFN mappings: the ring is not VM_USERMAP memory
-	 * (see kiwi_ring_alloc()), so remap_vmalloc_range() would refuse
-	 * it, and device removal revokes the mapping with zap_vma_ptes(),
-	 * which touches VM_PFNMAP areas only.  Such PTEs hold no page
-	 * reference: the ring's memory is kept by the mmap entry, which
-	 * ib_uverbs holds for every VMA it tracks (a fork's or a split's
-	 * copy too) until the VMA is unmapped or zapped (compat.h).  On
-	 * failure mmap() unmaps what was mapped; nothing is tracked.
-	 */
-	for (off = 0, rv = 0; off < vma->vm_end - vma->vm_start && !rv;
-	     off += PAGE_SIZE)
-		rv = remap_pfn_range(vma, vma->vm_start + off,
-				     vmalloc_to_pfn(um->mem + off), PAGE_SIZE,
-				     vma->vm_page_prot);
-	if (!rv)
-		rdma_umap_priv_init(priv, vma, rentry);
-	else
-		kfree(priv);
-out:
-	rdma_user_mmap_entry_put(rentry);
-	return rv;
-}
-
-int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
-		    struct ib_udata *udata)
-{
-	struct kiwi_ucontext *uctx;
-	struct kiwi_umap *um;
-	int rv;
-
-	r->num = num;
-	r->slot_size = slot_size;
-	r->bytes = PAGE_ALIGN((size_t)num * slot_size + KIWI_RING_CTRL_SIZE);
-	r->mentry = NULL;
-	if (!udata) {
-		r->mem = vzalloc(r->bytes);
-		return r->mem ? 0 : -ENOMEM;
-	}
-
-	uctx = rdma_udata_to_drv_context(udata, struct kiwi_ucontext, ibuc);
-	um = kzalloc(sizeof(*um), GFP_KERNEL);
-	if (!um)
-		return -ENOMEM;
-	rv = kiwi_umap_charge(um, r->bytes);
-	if (rv) {
-		kfree(um);
-		return rv;
-	}
-	/*
-	 * Zeroed, page aligned and charged to the caller's memory cgroup:
-	 * ring sizes are the user's to choose, up to KIWI_MAX_QP_WR and
-	 * KIWI_MAX_CQE slots per ring.
-	 */
-	um->mem = __vmalloc(r->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-	if (!um->mem) {
-		kiwi_umap_uncharge(um);
-		kfree(um);
-		return -ENOMEM;
-	}
-	rv = rdma_user_mmap_entry_insert(&uctx->ibuc, &um->rdma, r->bytes);
-	if (rv) {
-		vfree(um->mem);
-		kiwi_umap_uncharge(um);
-		kfree(um);
-		return rv;
-	}
-	r->mem = um->mem;
-	r->mentry = &um->rdma;
-	/* the provider's sign that the ring is still kiwi's (kiwi-abi.h) */
-	WRITE_ONCE(*(u32 *)(kiwi_ring_ctrl(r) + KIWI_CTRL_ALIVE_OFFSET),
-		   get_random_u32() | 1);
-	return 0;
-}
-
-void kiwi_ring_free(struct kiwi_ring *r)
-{
-	if (r->mentry)
-		rdma_user_mmap_entry_remove(r->mentry);	/* frees r->mem */
-	else
-		vfree(r->mem);
-	r->mem = NULL;
-	r->mentry = NULL;
-}
-
-u64 kiwi_ring_key(const struct kiwi_ring *r)
-{
-	return r->mentry ? rdma_user_mmap_get_offset(r->mentry) :
-		KIWI_INVAL_KEY;
-}
-
-/*
  * Per-device connection knobs: one sysfs file per knob, named as the
  * module parameter that gives its default (cm_policy.c parses and stores).
  */
@@ -431,18 +180,8 @@ static ssize_t kiwi_knob_store(struct device *dev,
 			       struct device_attribute *attr, const char *buf,
 			       size_t count);
 
-#define KIWI_KNOB_ATTR(name) __ATTR(name, 0644, kiwi_knob_show, kiwi_knob_store)
-
-static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX] = {
-	[KIWI_POL_CRC] = KIWI_KNOB_ATTR(mpa_crc),
-	[KIWI_POL_REV] = KIWI_KNOB_ATTR(mpa_rev),
-	[KIWI_POL_P2P] = KIWI_KNOB_ATTR(mpa_p2p),
-	[KIWI_POL_RTR] = KIWI_KNOB_ATTR(mpa_rtr),
-	[KIWI_POL_MARKERS] = KIWI_KNOB_ATTR(mpa_markers),
-	[KIWI_POL_FPDU] = KIWI_KNOB_ATTR(mpa_fpdu_max),
-	[KIWI_TCP_USER_TIMEOUT] = KIWI_KNOB_ATTR(tcp_user_timeout_ms),
-	[KIWI_TCP_KEEPALIVE] = KIWI_KNOB_ATTR(tcp_keepalive_s),
-};
+/* named at load from the knobs' table (kiwi_dev_attrs_init()) */
+static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX];
 
 static ssize_t kiwi_knob_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
@@ -494,18 +233,25 @@ static ssize_t port_map_store(struct device *dev,
 
 static DEVICE_ATTR_RW(port_map);
 
-static struct attribute *kiwi_dev_attrs[] = {
-	&kiwi_knob_attrs[KIWI_POL_CRC].attr,
-	&kiwi_knob_attrs[KIWI_POL_REV].attr,
-	&kiwi_knob_attrs[KIWI_POL_P2P].attr,
-	&kiwi_knob_attrs[KIWI_POL_RTR].attr,
-	&kiwi_knob_attrs[KIWI_POL_MARKERS].attr,
-	&kiwi_knob_attrs[KIWI_POL_FPDU].attr,
-	&kiwi_knob_attrs[KIWI_TCP_USER_TIMEOUT].attr,
-	&kiwi_knob_attrs[KIWI_TCP_KEEPALIVE].attr,
-	&dev_attr_port_map.attr,
-	NULL
-};
+/* the knobs' files, then port_map; filled at load */
+static struct attribute *kiwi_dev_attrs[KIWI_KNOB_MAX + 2];
+
+void kiwi_dev_attrs_init(void)
+{
+	struct device_attribute *a;
+	int k;
+
+	for (k = 0; k < KIWI_KNOB_MAX; k++) {
+		a = &kiwi_knob_attrs[k];
+		sysfs_attr_init(&a->attr);
+		a->attr.name = kiwi_cm_knob_name(k);
+		a->attr.mode = 0644;
+		a->show = kiwi_knob_show;
+		a->store = kiwi_knob_store;
+		kiwi_dev_attrs[k] = &a->attr;
+	}
+	kiwi_dev_attrs[KIWI_KNOB_MAX] = &dev_attr_port_map.attr;
+}
 
 static const struct attribute_group kiwi_dev_attr_group = {
 	.attrs = kiwi_dev_attrs,

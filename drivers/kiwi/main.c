@@ -14,85 +14,6 @@
 #include <rdma/rdma_netlink.h>
 
 #include "kiwi.h"
-#include "cm.h"
-
-/* the one place the trace events are instantiated */
-#define CREATE_TRACE_POINTS
-#include "kiwi_trace.h"
-
-/*
- * Connection knob defaults, copied by each device when it is created; the
- * device's sysfs files of the same names override them (cm_policy.c, cm.md).
- */
-static enum kiwi_cm_knob kiwi_param_knobs[KIWI_KNOB_MAX] = {
-	KIWI_POL_CRC, KIWI_POL_REV, KIWI_POL_P2P, KIWI_POL_RTR,
-	KIWI_POL_MARKERS, KIWI_POL_FPDU, KIWI_TCP_USER_TIMEOUT,
-	KIWI_TCP_KEEPALIVE,
-};
-
-static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
-{
-	return kiwi_knob_set_default(*(enum kiwi_cm_knob *)kp->arg, val);
-}
-
-static int kiwi_param_knob_get(char *buf, const struct kernel_param *kp)
-{
-	return kiwi_knob_get_default(*(enum kiwi_cm_knob *)kp->arg, buf);
-}
-
-static const struct kernel_param_ops kiwi_param_knob_ops = {
-	.set = kiwi_param_knob_set,
-	.get = kiwi_param_knob_get,
-};
-
-module_param_cb(mpa_crc, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_POL_CRC], 0644);
-MODULE_PARM_DESC(mpa_crc,
-		 "MPA CRC: off (use it only if the peer asks), preferred, required (default off)");
-module_param_cb(mpa_rev, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_POL_REV], 0644);
-MODULE_PARM_DESC(mpa_rev, "MPA revision offered: 1 or 2 (default 2)");
-module_param_cb(mpa_p2p, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_POL_P2P], 0644);
-MODULE_PARM_DESC(mpa_p2p, "peer-to-peer RTR mode (revision 2): 0 or 1 (default 1)");
-module_param_cb(mpa_rtr, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_POL_RTR], 0644);
-MODULE_PARM_DESC(mpa_rtr, "RTR message: send, write or read (default write)");
-module_param_cb(mpa_markers, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_POL_MARKERS], 0644);
-MODULE_PARM_DESC(mpa_markers, "ask the peer for MPA Markers: 0 or 1 (default 0)");
-module_param_cb(mpa_fpdu_max, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_POL_FPDU], 0644);
-MODULE_PARM_DESC(mpa_fpdu_max,
-		 "offer FPDUs longer than one MSS, up to this many bytes, to peers that offer them too; 0: one MSS (default 65535)");
-module_param_cb(tcp_user_timeout_ms, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_TCP_USER_TIMEOUT], 0644);
-MODULE_PARM_DESC(tcp_user_timeout_ms,
-		 "a connection whose sent data stays unacknowledged this long fails; 0: TCP's own limit (default 30000)");
-module_param_cb(tcp_keepalive_s, &kiwi_param_knob_ops,
-		&kiwi_param_knobs[KIWI_TCP_KEEPALIVE], 0644);
-MODULE_PARM_DESC(tcp_keepalive_s,
-		 "keepalive probes after this many idle seconds, then 3 more a third of it apart; 0: off (default 30)");
-
-static int kiwi_param_timeout_set(const char *val,
-				  const struct kernel_param *kp)
-{
-	return kiwi_cm_set_timeout(val);
-}
-
-static int kiwi_param_timeout_get(char *buf, const struct kernel_param *kp)
-{
-	return scnprintf(buf, PAGE_SIZE, "%u\n", kiwi_cm_get_timeout());
-}
-
-static const struct kernel_param_ops kiwi_param_timeout_ops = {
-	.set = kiwi_param_timeout_set,
-	.get = kiwi_param_timeout_get,
-};
-
-module_param_cb(connect_timeout_ms, &kiwi_param_timeout_ops, NULL, 0644);
-MODULE_PARM_DESC(connect_timeout_ms,
-		 "TCP connect plus MPA exchange limit, ms, 1..600000 (default 60000)");
 
 /*
  * Off, a device listens and connects on the ports rdma_cm chose, as siw
@@ -107,192 +28,11 @@ MODULE_PARM_DESC(port_map,
 		 "default of each new device's port_map: ports mapped by iwpmd (default N)");
 
 /*
- * How payload copies compute their CRC (proto/crc.c): "onepass", the
- * crc32 instruction in the same pass as the copy, or "split", the copy
- * then the kernel's crc32c().  Unless given at load, the faster of the
- * two on 4 KiB when the module loads: one pass wins on hardware, but
- * QEMU's TCG emulates crc32 a bit at a time, and there the answer
- * depends on which crc32c() driver the kernel runs (Documentation/
- * module.md).
- */
-static int kiwi_crc_mode = -1;	/* -1: measure at load; 0 one pass; 1 split */
-static const char * const kiwi_crc_modes[] = { "onepass", "split" };
-
-static int kiwi_param_crc_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(kiwi_crc_modes, val);
-
-	if (i < 0)
-		return -EINVAL;
-	if (i == 0 && !kiwi_cpu_has_crc32())
-		return -EOPNOTSUPP;
-	kiwi_crc_mode = i;
-	WRITE_ONCE(kiwi_crc_soft, i == 1);
-	return 0;
-}
-
-static int kiwi_param_crc_get(char *buf, const struct kernel_param *kp)
-{
-	return scnprintf(buf, PAGE_SIZE, "%s\n",
-			 kiwi_crc_modes[READ_ONCE(kiwi_crc_soft)]);
-}
-
-static const struct kernel_param_ops kiwi_param_crc_ops = {
-	.set = kiwi_param_crc_set,
-	.get = kiwi_param_crc_get,
-};
-
-module_param_cb(crc_copy, &kiwi_param_crc_ops, NULL, 0644);
-MODULE_PARM_DESC(crc_copy,
-		 "CRC of copied payload: onepass or split (default: the faster at load)");
-
-/*
- * Copies of 1 KiB and more fold their CRC in zmm registers (proto/crc.c),
- * from 10 KiB with crc32 streams beside the folding, where the CPU has
- * AVX-512 with VPCLMULQDQ and the kernel saves zmm state; N keeps them on
- * the crc32 instruction (for comparisons).
- */
-static int kiwi_param_v512_set(const char *val, const struct kernel_param *kp)
-{
-	bool on;
-	int rv = kstrtobool(val, &on);
-
-	if (rv)
-		return rv;
-	if (on && !kiwi_cpu_v512_ok())
-		return -EOPNOTSUPP;
-	WRITE_ONCE(kiwi_crc_v512, on);
-	return 0;
-}
-
-static int kiwi_param_v512_get(char *buf, const struct kernel_param *kp)
-{
-	return scnprintf(buf, PAGE_SIZE, "%c\n",
-			 READ_ONCE(kiwi_crc_v512) ? 'Y' : 'N');
-}
-
-static const struct kernel_param_ops kiwi_param_v512_ops = {
-	.set = kiwi_param_v512_set,
-	.get = kiwi_param_v512_get,
-};
-
-module_param_cb(crc_avx512, &kiwi_param_v512_ops, NULL, 0644);
-MODULE_PARM_DESC(crc_avx512,
-		 "CRC of copies from 1 KiB folded with AVX-512 VPCLMULQDQ (default: Y where the CPU has it)");
-
-#define KIWI_CRC_PROBE	4096
-
-/* the fastest of 16 runs of a 4 KiB copy with CRC, ns */
-static u64 kiwi_crc_time(void *dst, const void *src, bool soft)
-{
-	u64 best = U64_MAX, t;
-	u32 crc = ~0U;
-	int i;
-
-	WRITE_ONCE(kiwi_crc_soft, soft);
-	for (i = 0; i < 16; i++) {
-		t = ktime_get_ns();
-		crc = kiwi_crc32c_copy(crc, dst, src, KIWI_CRC_PROBE);
-		t = ktime_get_ns() - t;
-		best = min(best, t);
-	}
-	return best;
-}
-
-static void kiwi_crc_pick(void)
-{
-	u64 one, split;
-	u8 *buf;
-
-	kiwi_crc_v512 = kiwi_cpu_v512_ok();
-	if (kiwi_crc_mode >= 0)
-		return;
-	if (!kiwi_cpu_has_crc32()) {
-		kiwi_crc_soft = true;
-		return;
-	}
-	buf = kmalloc(2 * KIWI_CRC_PROBE, GFP_KERNEL);
-	if (!buf) {
-		kiwi_crc_soft = false;
-		return;
-	}
-	memset(buf, 0x5a, 2 * KIWI_CRC_PROBE);
-	one = kiwi_crc_time(buf, buf + KIWI_CRC_PROBE, false);
-	split = kiwi_crc_time(buf, buf + KIWI_CRC_PROBE, true);
-	kfree(buf);
-	kiwi_crc_soft = split < one;
-	pr_info("kiwi: CRC of copies: %s%s (4 KiB: one pass %llu ns, copy then crc32c() %llu ns)\n",
-		kiwi_crc_modes[kiwi_crc_soft],
-		kiwi_crc_v512 ?
-		", AVX-512 folding from 1 KiB, crc32 streams beside it from 10 KiB" :
-		"", one, split);
-}
-
-static atomic_t kiwi_objs[KIWI_OBJ_MAX];
-
-static const char * const kiwi_obj_names[KIWI_OBJ_MAX] = {
-	[KIWI_OBJ_DEVICE] = "devices",
-	[KIWI_OBJ_UCONTEXT] = "ucontexts",
-	[KIWI_OBJ_PD] = "pds",
-	[KIWI_OBJ_CQ] = "cqs",
-	[KIWI_OBJ_QP] = "qps",
-	[KIWI_OBJ_SRQ] = "srqs",
-	[KIWI_OBJ_MR] = "mrs",
-	[KIWI_OBJ_CEP] = "ceps",
-};
-
-void kiwi_obj_inc(enum kiwi_obj obj)
-{
-	atomic_inc(&kiwi_objs[obj]);
-}
-
-void kiwi_obj_dec(enum kiwi_obj obj)
-{
-	WARN_ON_ONCE(atomic_dec_return(&kiwi_objs[obj]) < 0);
-}
-
-static struct dentry *kiwi_debugfs;
-
-/*
- * How often the provider rang an SQ doorbell, all devices together: tests
- * show with it that posts to a busy engine need none.  Per CPU: one
- * shared counter would bounce between the CPUs of both ends on every
- * message.
- */
-static DEFINE_PER_CPU(u64, kiwi_doorbells);
-
-void kiwi_doorbell_count(void)
-{
-	this_cpu_inc(kiwi_doorbells);
-}
-
-static int kiwi_doorbells_show(struct seq_file *m, void *unused)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu(kiwi_doorbells, cpu);
-	seq_printf(m, "%llu\n", (unsigned long long)sum);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(kiwi_doorbells);
-
-static int kiwi_objects_show(struct seq_file *m, void *unused)
-{
-	int i;
-
-	for (i = 0; i < KIWI_OBJ_MAX; i++)
-		seq_printf(m, "%s %d\n", kiwi_obj_names[i],
-			   atomic_read(&kiwi_objs[i]));
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(kiwi_objects);
-
-/*
  * Serialises the "one kiwi device per netdev" check with the registration
  * that follows it; rdma_link_ops.newlink runs under a shared lock only.
  */
+static struct dentry *kiwi_debugfs;
+
 static DEFINE_MUTEX(kiwi_link_mutex);
 
 static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
@@ -319,9 +59,6 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 	spin_lock_init(&kdev->lock);
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
-	atomic_set(&kdev->num_pd, 0);
-	atomic_set(&kdev->num_cq, 0);
-	atomic_set(&kdev->num_srq, 0);
 	atomic_set(&kdev->cq_ids, 0);
 	ether_addr_copy(kdev->mac, ndev->dev_addr);
 	kdev->state = kiwi_carrier_state(ndev);
@@ -516,11 +253,9 @@ static int __init kiwi_init(void)
 	BUILD_BUG_ON(KIWI_MAX_MR >= 1 << 24);	/* index field of the STag */
 
 	kiwi_crc_pick();
+	kiwi_dev_attrs_init();
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
-	debugfs_create_file("objects", 0444, kiwi_debugfs, NULL,
-			    &kiwi_objects_fops);
-	debugfs_create_file("doorbells", 0444, kiwi_debugfs, NULL,
-			    &kiwi_doorbells_fops);
+	kiwi_core_debugfs(kiwi_debugfs);
 
 	rv = kiwi_mem_init();
 	if (rv)
@@ -550,8 +285,6 @@ err_mem:
 
 static void __exit kiwi_exit(void)
 {
-	int i;
-
 	/* no new devices, then remove the existing ones and wait for them */
 	rdma_link_unregister(&kiwi_link_ops);
 	ib_unregister_driver(KIWI_DRIVER_ID);
@@ -563,10 +296,7 @@ static void __exit kiwi_exit(void)
 	/* each device's removal flushed its MR frees */
 	kiwi_mem_exit();
 
-	for (i = 0; i < KIWI_OBJ_MAX; i++)
-		if (atomic_read(&kiwi_objs[i]))
-			pr_err("kiwi: %d %s leaked\n",
-			       atomic_read(&kiwi_objs[i]), kiwi_obj_names[i]);
+	kiwi_core_leaks();
 	debugfs_remove_recursive(kiwi_debugfs);
 }
 

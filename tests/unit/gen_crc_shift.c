@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Prints the shift tables of drivers/kiwi/proto/crc.c: for each block
+ * Prints the shift tables that drivers/kiwi/proto/crc.c builds at load
+ * (kiwi_crc_init()), for reading: for each block
  * length L, entry [i][v] is what CRC state (v << 4i) becomes after L zero
  * bytes, so that the state after L zeros of any x is the XOR of eight
  * lookups (the CRC without inversion is linear in its state).  Then the
@@ -21,8 +22,6 @@ static const u32 lens[] = { 2048, 680, 224, 96, 32 };
 /* the AVX-512 path's fold distances */
 static const u32 folds[] = { 256, 64, 16 };
 
-/* the hybrid path's turn counts T (its streams are 32 T bytes long) */
-static const u32 turns[] = { 120, 60, 24 };
 
 /* x^(8n) mod P as a reflected state: x^0 (bit 31) after n zero bytes */
 static u32 xpow(const u8 *zero, u32 n)
@@ -68,21 +67,6 @@ int main(void)
 		printf("fold by %5u: { 0x%09llx, 0x%09llx }\n", folds[i],
 		       (unsigned long long)xpow(zero, folds[i] + 4) << 1,
 		       (unsigned long long)xpow(zero, folds[i] - 4) << 1);
-	/*
-	 * A state moved past n bytes by one VPCLMULQDQ and one crc32
-	 * instruction (kiwi_crc_shift_k()): times x^(8n-32), shifted left
-	 * by one like the fold constants.  For each T, n = 32 T m, m = 1..6.
-	 */
-	printf("static const u64 kiwi_crc_khyb[KIWI_CRC_NHYB][6] = {\n");
-	for (i = 0; i < sizeof(turns) / sizeof(turns[0]); i++) {
-		printf("\t{ /* T = %u */\n\t\t", turns[i]);
-		for (v = 1; v <= 6; v++)
-			printf("0x%09llx,%s",
-			       (unsigned long long)xpow(zero, 32 * turns[i] * v - 4) << 1,
-			       v == 3 ? "\n\t\t" : v == 6 ? "\n" : " ");
-		printf("\t},\n");
-	}
-	printf("};\n");
 	free(zero);
 	return 0;
 }

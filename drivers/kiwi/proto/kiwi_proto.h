@@ -22,14 +22,14 @@
  * CRC instruction (crc.c).  kiwi_crc_soft forces copy-then-crc32c().
  */
 u32 kiwi_crc32c_copy(u32 crc, void *dst, const void *src, u32 len);
+/* its tables; the kernel calls it at load, user space before main() */
+void kiwi_crc_init(void);
 extern bool kiwi_crc_soft;
 /*
  * Long copies fold the CRC in zmm registers (AVX-512 with VPCLMULQDQ);
  * whoever sets it has checked the CPU (and, in the kernel, the OS).
  */
 extern bool kiwi_crc_v512;
-/* with it, spans from 10 KiB also run crc32 streams beside the folding */
-extern bool kiwi_crc_hyb;
 
 enum kiwi_err {
 	KIWI_OK = 0,

@@ -16,6 +16,7 @@
 #include <linux/compiler.h>
 #include <linux/build_bug.h>
 #include <linux/crc32c.h>
+#include <linux/init.h>
 #include <asm/byteorder.h>
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>
@@ -52,6 +53,9 @@ static inline bool kiwi_simd_begin(void)
  */
 #define KIWI_ASM_CLOBBERS	"cc"
 #endif
+
+/* kiwi_crc_init() runs from module init */
+#define kiwi_user_init	__init
 
 #else /* user space */
 
@@ -109,6 +113,9 @@ u32 crc32c(u32 crc, const void *address, unsigned int length);
 				"xmm9", "xmm10", "xmm11", "xmm12",	\
 				"xmm13", "xmm14", "xmm15"
 #endif
+
+/* what the kernel runs from module init runs before main() */
+#define kiwi_user_init	__attribute__((constructor))
 
 #endif /* __KERNEL__ */
 

@@ -12,7 +12,7 @@
 #include <net/tcp.h>
 
 #include "tx.h"
-#include "kiwi_trace.h"
+#include "core/kiwi_trace.h"
 
 /*
  * Off by default: with FPDUs of one MSS, each referenced page sits

@@ -23,8 +23,8 @@
 #include <net/sock.h>
 #include <net/tcp.h>
 
-#include "kiwi.h"
-#include "kiwi_trace.h"
+#include "engine.h"
+#include "core/kiwi_trace.h"
 
 enum {
 	KIWI_RXK_NONE,
@@ -70,8 +70,8 @@ void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr)
 			kiwi_term_build(&qp->txs->term, err, raw, len, 0);
 			set_bit(KIWI_EF_TERM, &qp->eflags);
 			kiwi_tx_kick(qp);
-		} else if (qp->cep) {
-			kiwi_cm_llp_event(qp->cep, KIWI_LLP_RESET);
+		} else if (qp->conn) {
+			kiwi_conn_llp_event(qp->conn, KIWI_LLP_RESET);
 		}
 	}
 	kiwi_qp_to_err(qp, kiwi_err_is_access(err) ? IB_EVENT_QP_ACCESS_ERR :
@@ -633,8 +633,8 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 					  IB_EVENT_QP_ACCESS_ERR);
 		else
 			kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
-		if (qp->cep)
-			kiwi_cm_llp_event(qp->cep, KIWI_LLP_TERMINATE_RCVD);
+		if (qp->conn)
+			kiwi_conn_llp_event(qp->conn, KIWI_LLP_TERMINATE_RCVD);
 		break;
 	default:
 		break;
@@ -868,16 +868,16 @@ void kiwi_rx_state_change(struct sock *sk)
 
 	read_lock_bh(&sk->sk_callback_lock);
 	qp = sk->sk_user_data;
-	if (qp && qp->cep) {
+	if (qp && qp->conn) {
 		switch (sk->sk_state) {
 		case TCP_CLOSE_WAIT:
 			if (!test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
-				kiwi_cm_llp_event(qp->cep,
+				kiwi_conn_llp_event(qp->conn,
 						  KIWI_LLP_PEER_CLOSED);
 			break;
 		case TCP_CLOSE:
 			if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))
-				kiwi_cm_llp_event(qp->cep, KIWI_LLP_RESET);
+				kiwi_conn_llp_event(qp->conn, KIWI_LLP_RESET);
 			break;
 		default:
 			break;

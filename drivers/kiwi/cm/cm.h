@@ -10,38 +10,28 @@
 
 #include <rdma/iw_cm.h>
 
-#include "kiwi.h"
+#include "engine/engine.h"
 #include "conn.h"
 
-/*
- * The connection knobs, each named as its module parameter (the default a
- * device copies when it is created) and its per-device sysfs file: the
- * MPA policy, then how soon a connection whose peer or path died is
- * declared dead (set on each connection's TCP socket when it enters RDMA
- * mode, cm.md).
- */
+#define KIWI_TIMEOUT_MAX_MS	600000
+
+/* KIWI_POL_CRC ... KIWI_TCP_KEEPALIVE, in the order of knobs.h */
+#define KIWI_KNOB(knob, ...)	knob,
 enum kiwi_cm_knob {
-	KIWI_POL_CRC,		/* mpa_crc: enum kiwi_mpa_crc */
-	KIWI_POL_REV,		/* mpa_rev: 1 or 2 */
-	KIWI_POL_P2P,		/* mpa_p2p: 0 or 1 */
-	KIWI_POL_RTR,		/* mpa_rtr: one KIWI_RTR_* bit */
-	KIWI_POL_MARKERS,	/* mpa_markers: 0 or 1 */
-	KIWI_POL_FPDU,		/* mpa_fpdu_max: bytes, 0 = one MSS */
-	KIWI_TCP_USER_TIMEOUT,	/* tcp_user_timeout_ms: TCP_USER_TIMEOUT */
-	KIWI_TCP_KEEPALIVE,	/* tcp_keepalive_s: idle time, 0 = off */
+#include "knobs.h"
 	KIWI_KNOB_MAX
 };
+#undef KIWI_KNOB
 
 /* READ_ONCE/WRITE_ONCE: sysfs races connects */
 struct kiwi_cm_knobs {
 	unsigned int v[KIWI_KNOB_MAX];
 };
 
-/* module parameters (main.c) set the defaults */
-int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val);
-int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf);
-int kiwi_cm_set_timeout(const char *val);
+/* connect_timeout_ms */
 unsigned int kiwi_cm_get_timeout(void);
+/* a knob's name: its module parameter's and its sysfs file's */
+const char *kiwi_cm_knob_name(enum kiwi_cm_knob k);
 
 /* per-device sysfs attributes (device.c) */
 ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,

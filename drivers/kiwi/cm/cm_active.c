@@ -11,22 +11,6 @@
 #include "cep.h"
 
 /*
- * An initiator's place in the order its TCP connection came up, the order
- * in which a listener accepts: set once, from the state change or from the
- * first look at a connected socket, whichever comes first.
- */
-u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep)
-{
-	u64 seq = atomic64_read(&cep->conn_seq);
-
-	if (seq)
-		return seq;
-	seq = atomic64_inc_return(&cep->cdev->conn_seq);
-	atomic64_cmpxchg(&cep->conn_seq, 0, seq);
-	return atomic64_read(&cep->conn_seq);
-}
-
-/*
  * No connection of the same process to the same peer address that came
  * up before ours still owes its Request.  Per process, since an order
  * among connections means something only to the application that made
@@ -185,7 +169,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		params.mpa = cep->res;
 		params.mss = kiwi_cep_mss(cep);
 		kiwi_cep_llp_opts(cep);
-		rv = kiwi_qp_llp_start(cep->qp, cep, cep->sock, &params);
+		rv = kiwi_qp_llp_start(cep->qp, &cep->conn, cep->sock, &params);
 	}
 	if (rv) {
 		if (rv == -EAGAIN)
@@ -321,20 +305,16 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = kiwi_connect_param_ok(id, param);
 	if (rv)
 		return rv;
-	qp = kiwi_qp_lookup(kdev, param->qpn);
+	qp = kiwi_qp_claim(kdev, param->qpn, id);
 	if (!qp)
 		return -EINVAL;
-	if (!kiwi_qp_bind_ok(qp, id)) {
-		kiwi_qp_put(qp);
-		return -EINVAL;
-	}
-	cep = kiwi_cep_alloc(cdev, true);
+	cep = kiwi_cep_alloc(cdev, kiwi_cep_conn_work);
 	if (!cep) {
 		kiwi_qp_put(qp);
 		return -ENOMEM;
 	}
 	cep->qp = qp;
-	kiwi_qp_conn_cep_set(qp, cep);
+	kiwi_qp_conn_set(qp, &cep->conn);
 	kiwi_cep_cfg(cep, param->ird, param->ord);
 	if (param->private_data_len > kiwi_mpa_ulp_pd_max(&cep->cfg)) {
 		rv = -EINVAL;
@@ -364,7 +344,7 @@ int kiwi_iw_connect(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 err:
 	mutex_lock(&cep->mutex);
 	kiwi_cep_release_sock(cep, false);
-	kiwi_qp_conn_cep_set(cep->qp, NULL);
+	kiwi_qp_conn_set(cep->qp, NULL);
 	kiwi_qp_put(cep->qp);
 	cep->qp = NULL;
 	cep->state = KIWI_CEP_CLOSED;

@@ -4,7 +4,7 @@
  * exchange and the RTR, Terminates, work requests posted and completed.
  * Disabled, each costs a patched-out branch (a static key).  The fields
  * are what the wire or the verbs carry; Documentation/operability.md
- * lists them.  CREATE_TRACE_POINTS is defined in main.c only.
+ * lists them.  CREATE_TRACE_POINTS is defined in core/obj.c only.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kiwi
@@ -212,7 +212,7 @@ TRACE_EVENT(kiwi_wr_complete,
 
 /* this part must be outside the include guard */
 #undef TRACE_INCLUDE_PATH
-#define TRACE_INCLUDE_PATH .
+#define TRACE_INCLUDE_PATH core
 #undef TRACE_INCLUDE_FILE
 #define TRACE_INCLUDE_FILE kiwi_trace
 #include <trace/define_trace.h>

@@ -2,12 +2,12 @@
 /*
  * kiwi queue pairs, private to qp*.c: what the object (qp.c), its state
  * machine (qp_state.c) and the posting of work requests (qp_post.c)
- * share.  What the engines and the CM call is in kiwi.h and conn.h.
+ * share.  What the engines and the CM call is in engine.h and conn.h.
  */
 #ifndef KIWI_QP_H
 #define KIWI_QP_H
 
-#include "kiwi.h"
+#include "engine.h"
 
 /* qp_state.c */
 void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new);

@@ -11,7 +11,7 @@
 #include <linux/slab.h>
 #include <rdma/uverbs_ioctl.h>
 
-#include "kiwi.h"
+#include "res.h"
 
 int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
@@ -21,14 +21,9 @@ int kiwi_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	rv = kiwi_udata_in_ok(udata);
 	if (rv)
 		return rv;
-	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_PD, &to_kpd(ibpd)->uctx);
+	rv = kiwi_charge(kdev, udata, KIWI_UOBJ_PD, &to_kpd(ibpd)->uctx);
 	if (rv)
 		return rv;
-	if (atomic_inc_return(&kdev->num_pd) > KIWI_MAX_PD) {
-		atomic_dec(&kdev->num_pd);
-		kiwi_uobj_uncharge(to_kpd(ibpd)->uctx, KIWI_UOBJ_PD);
-		return -ENOMEM;
-	}
 	kiwi_obj_inc(KIWI_OBJ_PD);
 	return 0;
 }
@@ -37,8 +32,7 @@ int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct kiwi_dev *kdev = to_kdev(ibpd->device);
 
-	atomic_dec(&kdev->num_pd);
-	kiwi_uobj_uncharge(to_kpd(ibpd)->uctx, KIWI_UOBJ_PD);
+	kiwi_uncharge(kdev, to_kpd(ibpd)->uctx, KIWI_UOBJ_PD);
 	kiwi_obj_dec(KIWI_OBJ_PD);
 	return 0;
 }
@@ -249,20 +243,20 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	rv = kiwi_mr_access_ok(access);
 	if (rv)
 		return ERR_PTR(rv);
-	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_MR, &uctx);
+	rv = kiwi_charge(kdev, udata, KIWI_UOBJ_MR, &uctx);
 	if (rv)
 		return ERR_PTR(rv);
 
 	mr = kiwi_mr_new(kdev, KIWI_MR_USER, access);
 	if (IS_ERR(mr)) {
-		kiwi_uobj_uncharge(uctx, KIWI_UOBJ_MR);
+		kiwi_uncharge(kdev, uctx, KIWI_UOBJ_MR);
 		return ERR_CAST(mr);
 	}
 	/* pins the pages, charged to RLIMIT_MEMLOCK; writable if needed */
 	umem = ib_umem_get(ibpd->device, start, len, access);
 	if (IS_ERR(umem)) {
 		kiwi_mr_abort(mr);
-		kiwi_uobj_uncharge(uctx, KIWI_UOBJ_MR);
+		kiwi_uncharge(kdev, uctx, KIWI_UOBJ_MR);
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
@@ -270,7 +264,7 @@ struct ib_mr *kiwi_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	if (rv) {
 		ib_umem_release(umem);
 		kiwi_mr_abort(mr);
-		kiwi_uobj_uncharge(uctx, KIWI_UOBJ_MR);
+		kiwi_uncharge(kdev, uctx, KIWI_UOBJ_MR);
 		return ERR_PTR(rv);
 	}
 	mr->uctx = uctx;
@@ -382,7 +376,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	xa_erase(&mr->kdev->mr_xa, KIWI_STAG_INDEX(mr->stag));
 	kiwi_mr_invalidate(mr);
 	/* its STag index is free again: so is its place under the caps */
-	kiwi_uobj_uncharge(mr->uctx, KIWI_UOBJ_MR);
+	kiwi_uncharge(mr->kdev, mr->uctx, KIWI_UOBJ_MR);
 	if (mr->type == KIWI_MR_USER) {
 		/* freed here if unused, else by the last kiwi_mr_put() */
 		kref_put(&mr->ref, kiwi_mr_release_now);

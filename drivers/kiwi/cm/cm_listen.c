@@ -189,7 +189,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	write_unlock_bh(&sk->sk_callback_lock);
 	tcp_sock_set_nodelay(sk);
 
-	cep = kiwi_cep_alloc(lcep->cdev, true);
+	cep = kiwi_cep_alloc(lcep->cdev, kiwi_cep_req_work);
 	if (!cep) {
 		sock_no_linger(sk);
 		sock_release(ns);
@@ -531,7 +531,7 @@ void kiwi_lsocks_free(struct list_head *socks)
  * hand the listener connections from a network it is not in, so kiwi
  * listens on nothing there.  The listener's namespace is its rdma_cm id's
  * (the iw_cm id's context is rdma_cm's rdma_id_private, whose first
- * member is the rdma_cm_id; see kiwi_qp_bind_ok()).
+ * member is the rdma_cm_id; see kiwi_qp_bind_ok() in engine/qp_state.c).
  */
 static bool kiwi_listen_foreign(const struct iw_cm_id *id,
 				struct kiwi_cm_dev *cdev)
@@ -554,7 +554,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	if (!kiwi_family_ok(&id->m_local_addr))
 		return -EAFNOSUPPORT;
 	/* a listener exchanges no MPA frame; its children do */
-	lcep = kiwi_cep_alloc(cdev, false);
+	lcep = kiwi_cep_alloc(cdev, NULL);
 	if (!lcep)
 		return -ENOMEM;
 	lcep->backlog = backlog > 0 ? backlog : 1;

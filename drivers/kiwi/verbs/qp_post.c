@@ -7,23 +7,9 @@
 
 #include <linux/string.h>
 
-#include "qp.h"
-#include "kiwi_trace.h"
-
-static int kiwi_copy_sges(struct kiwi_sge *dst, const struct ib_sge *src,
-			  int num, u32 max)
-{
-	int i;
-
-	if (num < 0 || num > max)
-		return -EINVAL;
-	for (i = 0; i < num; i++) {
-		dst[i].addr = src[i].addr;
-		dst[i].length = src[i].length;
-		dst[i].lkey = src[i].lkey;
-	}
-	return 0;
-}
+#include "engine/qp.h"
+#include "verbs.h"
+#include "core/kiwi_trace.h"
 
 /*
  * Kernel consumers post with ib_sge addresses that are kernel virtual
@@ -127,7 +113,7 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 		flags |= KIWI_WQE_INLINE;
 		rv = kiwi_copy_inline(sqe, wr);
 	} else {
-		rv = kiwi_copy_sges(sqe->sge, wr->sg_list, wr->num_sge,
+		rv = kiwi_sges_from_wr(sqe->sge, wr->sg_list, wr->num_sge,
 				    KIWI_MAX_SGE);
 		sqe->num_sge = wr->num_sge;
 	}
@@ -166,11 +152,40 @@ static int kiwi_flush_send_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* A kernel QP's WRs into its SQ, under qp->lock; *posted if any went. */
+static int kiwi_sq_post_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad_wr, bool *posted)
+{
+	struct kiwi_sqe tmp, *sqe;
+	int rv = 0;
+
+	for (; wr; wr = wr->next) {
+		sqe = kiwi_ring_slot(&qp->sq, qp->sq_prod);
+		if (READ_ONCE(sqe->flags) & KIWI_WQE_VALID) {
+			rv = -ENOMEM;	/* SQ full */
+			break;
+		}
+		rv = kiwi_sqe_from_wr(qp, &tmp, wr);
+		if (rv)
+			break;
+		memcpy(sqe, &tmp, sizeof(tmp));
+		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
+		qp->sq_prod++;
+		if (trace_kiwi_wr_post_enabled())
+			trace_kiwi_wr_post(qp->ibqp.qp_num, false, false, tmp.id,
+					   tmp.opcode, kiwi_sg_len(wr->sg_list,
+							wr->num_sge));
+		*posted = true;
+	}
+	if (rv)
+		*bad_wr = wr;
+	return rv;
+}
+
 int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_sqe tmp, *sqe;
 	unsigned long flags;
 	bool kick = false;
 	int rv = 0;
@@ -219,26 +234,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		kick = qp->state == IB_QPS_RTS;
 		goto out;
 	}
-	for (; wr; wr = wr->next) {
-		sqe = kiwi_ring_slot(&qp->sq, qp->sq_prod);
-		if (READ_ONCE(sqe->flags) & KIWI_WQE_VALID) {
-			rv = -ENOMEM;	/* SQ full */
-			break;
-		}
-		rv = kiwi_sqe_from_wr(qp, &tmp, wr);
-		if (rv)
-			break;
-		memcpy(sqe, &tmp, sizeof(tmp));
-		kiwi_slot_set(&sqe->flags, tmp.flags | KIWI_WQE_VALID);
-		qp->sq_prod++;
-		if (trace_kiwi_wr_post_enabled())
-			trace_kiwi_wr_post(ibqp->qp_num, false, false, tmp.id,
-					   tmp.opcode, kiwi_sg_len(wr->sg_list,
-							wr->num_sge));
-		kick = true;
-	}
-	if (rv)
-		*bad_wr = wr;
+	rv = kiwi_sq_post_wrs(qp, wr, bad_wr, &kick);
 	kick = kick && qp->state == IB_QPS_RTS;
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -249,20 +245,6 @@ out:
 			kiwi_tx_post(qp);
 	}
 	return rv;
-}
-
-int kiwi_rqe_from_wr(struct kiwi_rqe *rqe, const struct ib_recv_wr *wr,
-		     u32 max_sge)
-{
-	int rv;
-
-	memset(rqe, 0, sizeof(*rqe));
-	rv = kiwi_copy_sges(rqe->sge, wr->sg_list, wr->num_sge, max_sge);
-	if (rv)
-		return rv;
-	rqe->id = wr->wr_id;
-	rqe->num_sge = wr->num_sge;
-	return 0;
 }
 
 int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -6,7 +6,7 @@
 #ifndef KIWI_TX_H
 #define KIWI_TX_H
 
-#include "kiwi.h"
+#include "engine.h"
 
 /* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
 extern atomic64_t kiwi_tx_zc_bytes;

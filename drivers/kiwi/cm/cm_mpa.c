@@ -13,7 +13,7 @@
 #include <net/tcp.h>
 
 #include "cep.h"
-#include "kiwi_trace.h"
+#include "core/kiwi_trace.h"
 
 /* Blocking send of all of buf before the deadline. */
 int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len)

@@ -13,7 +13,7 @@
 
 #include "cep.h"
 
-static LIST_HEAD(kiwi_cm_devs);
+/* kdev->cm between sysfs and device removal */
 static DEFINE_MUTEX(kiwi_cm_devs_mutex);
 
 /* ---- knobs ---- */
@@ -45,47 +45,22 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 	{ }
 };
 
-#define KIWI_TIMEOUT_MAX_MS	600000
-
-/* How each knob reads and writes: a name from a list, or a number up to max. */
-static const struct kiwi_knob {
+/*
+ * The knobs of knobs.h: how each reads and writes (a name from a list, or
+ * a number up to max) and the default a new device copies, which its
+ * module parameter sets (READ_ONCE/WRITE_ONCE).
+ */
+static struct kiwi_knob {
+	enum kiwi_cm_knob id;
+	const char *name;
 	const struct kiwi_pol_name *names;
 	unsigned int max;
+	unsigned int def;
 } kiwi_knobs[KIWI_KNOB_MAX] = {
-	[KIWI_POL_CRC] = { .names = kiwi_pol_crc },
-	[KIWI_POL_REV] = { .names = kiwi_pol_rev },
-	[KIWI_POL_P2P] = { .names = kiwi_pol_bool },
-	[KIWI_POL_RTR] = { .names = kiwi_pol_rtr },
-	[KIWI_POL_MARKERS] = { .names = kiwi_pol_bool },
-	[KIWI_POL_FPDU] = { .max = 65535 },
-	[KIWI_TCP_USER_TIMEOUT] = { .max = KIWI_TIMEOUT_MAX_MS },
-	[KIWI_TCP_KEEPALIVE] = { .max = MAX_TCP_KEEPIDLE },
-};
-
-static struct kiwi_cm_knobs kiwi_knob_default = {
-	.v = {
-		[KIWI_POL_CRC] = KIWI_MPA_CRC_OFF,
-		[KIWI_POL_REV] = 2,
-		[KIWI_POL_P2P] = 1,
-		[KIWI_POL_RTR] = KIWI_RTR_WRITE,
-		[KIWI_POL_MARKERS] = 0,
-		/*
-		 * FPDUs up to 64 KiB where the peer offers them too (kiwi,
-		 * or siw, whose Reply echoes the Request's flags; hardware
-		 * RNICs build their own flags and never offer it): chosen
-		 * by measurement (Documentation/benchmarks.md).
-		 */
-		[KIWI_POL_FPDU] = 65535,
-		/*
-		 * Dead peer or path: unacknowledged data for 30 s, or an idle
-		 * connection whose keepalive probes (after 30 s, then three
-		 * 10 s apart) go unanswered, fails the connection.  TCP's own
-		 * default would take about 15 minutes and never notice an
-		 * idle one.
-		 */
-		[KIWI_TCP_USER_TIMEOUT] = 30000,
-		[KIWI_TCP_KEEPALIVE] = 30,
-	},
+#define KIWI_KNOB(k, n, l, m, d)					\
+	{ .id = k, .name = #n, .names = l, .max = m, .def = d },
+#include "knobs.h"
+#undef KIWI_KNOB
 };
 
 /*
@@ -138,22 +113,22 @@ static int kiwi_knob_format(enum kiwi_cm_knob k, unsigned int v, char *buf)
 	return scnprintf(buf, PAGE_SIZE, "%s\n", n->name ?: "?");
 }
 
-int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val)
+static int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val)
 {
 	unsigned int v;
 	int rv = kiwi_knob_parse(k, val, &v);
 
 	if (!rv)
-		WRITE_ONCE(kiwi_knob_default.v[k], v);
+		WRITE_ONCE(kiwi_knobs[k].def, v);
 	return rv;
 }
 
-int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf)
+static int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf)
 {
-	return kiwi_knob_format(k, READ_ONCE(kiwi_knob_default.v[k]), buf);
+	return kiwi_knob_format(k, READ_ONCE(kiwi_knobs[k].def), buf);
 }
 
-int kiwi_cm_set_timeout(const char *val)
+static int kiwi_cm_set_timeout(const char *val)
 {
 	unsigned int ms;
 	int rv = kstrtouint(val, 0, &ms);
@@ -171,17 +146,75 @@ unsigned int kiwi_cm_get_timeout(void)
 	return READ_ONCE(kiwi_connect_timeout_ms);
 }
 
+const char *kiwi_cm_knob_name(enum kiwi_cm_knob k)
+{
+	return kiwi_knobs[k].name;
+}
+
+/* The module parameters: each knob's default, and connect_timeout_ms. */
+static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
+{
+	return kiwi_knob_set_default(((struct kiwi_knob *)kp->arg)->id, val);
+}
+
+static int kiwi_param_knob_get(char *buf, const struct kernel_param *kp)
+{
+	return kiwi_knob_get_default(((struct kiwi_knob *)kp->arg)->id, buf);
+}
+
+static const struct kernel_param_ops kiwi_param_knob_ops = {
+	.set = kiwi_param_knob_set,
+	.get = kiwi_param_knob_get,
+};
+
+/* the knobs of knobs.h as module parameters, with their descriptions */
+#define KIWI_KNOB_PARAM(name, knob, desc)				\
+	module_param_cb(name, &kiwi_param_knob_ops, &kiwi_knobs[knob], 0644); \
+	MODULE_PARM_DESC(name, desc)
+
+KIWI_KNOB_PARAM(mpa_crc, KIWI_POL_CRC,
+		"MPA CRC: off (use it only if the peer asks), preferred, required (default off)");
+KIWI_KNOB_PARAM(mpa_rev, KIWI_POL_REV,
+		"MPA revision offered: 1 or 2 (default 2)");
+KIWI_KNOB_PARAM(mpa_p2p, KIWI_POL_P2P,
+		"peer-to-peer RTR mode (revision 2): 0 or 1 (default 1)");
+KIWI_KNOB_PARAM(mpa_rtr, KIWI_POL_RTR,
+		"RTR message: send, write or read (default write)");
+KIWI_KNOB_PARAM(mpa_markers, KIWI_POL_MARKERS,
+		"ask the peer for MPA Markers: 0 or 1 (default 0)");
+KIWI_KNOB_PARAM(mpa_fpdu_max, KIWI_POL_FPDU,
+		"offer FPDUs longer than one MSS, up to this many bytes, to peers that offer them too; 0: one MSS (default 65535)");
+KIWI_KNOB_PARAM(tcp_user_timeout_ms, KIWI_TCP_USER_TIMEOUT,
+		"a connection whose sent data stays unacknowledged this long fails; 0: TCP's own limit (default 30000)");
+KIWI_KNOB_PARAM(tcp_keepalive_s, KIWI_TCP_KEEPALIVE,
+		"keepalive probes after this many idle seconds, then 3 more a third of it apart; 0: off (default 30)");
+
+static int kiwi_param_timeout_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return kiwi_cm_set_timeout(val);
+}
+
+static int kiwi_param_timeout_get(char *buf, const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%u\n", kiwi_cm_get_timeout());
+}
+
+static const struct kernel_param_ops kiwi_param_timeout_ops = {
+	.set = kiwi_param_timeout_set,
+	.get = kiwi_param_timeout_get,
+};
+
+module_param_cb(connect_timeout_ms, &kiwi_param_timeout_ops, NULL, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "TCP connect plus MPA exchange limit, ms, 1..600000 (default 60000)");
+
 /* ---- devices ---- */
 
 static struct kiwi_cm_dev *kiwi_cm_dev_find(struct kiwi_dev *kdev)
 {
-	struct kiwi_cm_dev *cdev;
-
 	lockdep_assert_held(&kiwi_cm_devs_mutex);
-	list_for_each_entry(cdev, &kiwi_cm_devs, entry)
-		if (cdev->kdev == kdev)
-			return cdev;
-	return NULL;
+	return kdev->cm;
 }
 
 /* Valid while the device is registered: dev_del runs at dealloc. */
@@ -236,12 +269,12 @@ int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 		return -ENOMEM;
 	cdev->kdev = kdev;
 	for (i = 0; i < KIWI_KNOB_MAX; i++)
-		cdev->knobs.v[i] = READ_ONCE(kiwi_knob_default.v[i]);
+		cdev->knobs.v[i] = READ_ONCE(kiwi_knobs[i].def);
 	spin_lock_init(&cdev->lock);
 	INIT_LIST_HEAD(&cdev->ceps);
 	init_waitqueue_head(&cdev->empty);
 	mutex_lock(&kiwi_cm_devs_mutex);
-	list_add_tail(&cdev->entry, &kiwi_cm_devs);
+	kdev->cm = cdev;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return 0;
 }
@@ -253,8 +286,7 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 
 	mutex_lock(&kiwi_cm_devs_mutex);
 	cdev = kiwi_cm_dev_find(kdev);
-	if (cdev)
-		list_del(&cdev->entry);
+	kdev->cm = NULL;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev;
 }

@@ -29,7 +29,7 @@
 #include <net/tcp.h>
 
 #include "tx.h"
-#include "kiwi_trace.h"
+#include "core/kiwi_trace.h"
 
 /* work done by one run before the engine yields */
 #define KIWI_TX_BUDGET_WORK	(512 * 1024)
@@ -711,7 +711,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			if (rv) {
 				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
 				if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))
-					kiwi_cm_llp_event(qp->cep,
+					kiwi_conn_llp_event(qp->conn,
 							  KIWI_LLP_RESET);
 				kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
 				break;
@@ -723,7 +723,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 						     &txs->term.term);
 				set_bit(KIWI_EF_TERM_SENT, &qp->eflags);
 				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
-				kiwi_cm_llp_event(qp->cep,
+				kiwi_conn_llp_event(qp->conn,
 						  KIWI_LLP_TERMINATE_SENT);
 				break;
 			}

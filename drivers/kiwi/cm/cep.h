@@ -26,7 +26,7 @@ enum kiwi_cep_state {
 	KIWI_CEP_CLOSED,
 };
 
-/* disconnect requests from kiwi_cm_disconnect(), in cep->disc */
+/* disconnect requests from conn->ops->disconnect, in cep->disc */
 #define KIWI_DISC_GRACEFUL	BIT(0)
 #define KIWI_DISC_ABORT		BIT(1)
 
@@ -53,7 +53,6 @@ enum kiwi_cep_state {
 
 /* Per device: its MPA policy and the ceps removal has to wait for. */
 struct kiwi_cm_dev {
-	struct list_head entry;		/* kiwi_cm_devs */
 	struct kiwi_dev *kdev;
 	struct kiwi_cm_knobs knobs;
 	spinlock_t lock;		/* ceps */
@@ -73,6 +72,7 @@ struct kiwi_cep_hs {
 };
 
 struct kiwi_cep {
+	struct kiwi_conn conn;		/* what the engines see (conn.h) */
 	struct kref ref;
 	struct mutex mutex;		/* everything below but the softirq part */
 	enum kiwi_cep_state state;
@@ -129,6 +129,7 @@ struct kiwi_cep {
 
 	/* handshake steps and its timer: connect or Request (kiwi_cm_wq) */
 	struct delayed_work hs_work;
+	void (*hs_step)(struct kiwi_cep *cep);	/* what hs_work runs */
 	struct work_struct event_work;		/* kiwi_cm_ev_wq */
 	struct delayed_work close_timer;	/* kiwi_cm_ev_wq */
 	/* the socket's callbacks before the handshake's */
@@ -159,7 +160,26 @@ extern atomic64_t kiwi_cm_cap_source;
 extern atomic64_t kiwi_cm_evicted;
 extern atomic64_t kiwi_cm_req_timeouts;
 
-struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev, bool hs);
+/*
+ * An initiator's place in the order its TCP connection came up, the order
+ * in which a listener accepts: set once, from the state change or from the
+ * first look at a connected socket, whichever comes first.
+ */
+static inline u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep)
+{
+	u64 seq = atomic64_read(&cep->conn_seq);
+
+	if (seq)
+		return seq;
+	seq = atomic64_inc_return(&cep->cdev->conn_seq);
+	atomic64_cmpxchg(&cep->conn_seq, 0, seq);
+	return atomic64_read(&cep->conn_seq);
+}
+
+struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev,
+				void (*hs)(struct kiwi_cep *cep));
+void kiwi_cep_get(struct kiwi_cep *cep);
+void kiwi_cep_put(struct kiwi_cep *cep);
 void kiwi_cep_stop_timer(struct kiwi_cep *cep);
 void kiwi_cep_hs_free(struct kiwi_cep *cep);
 void kiwi_cep_finish(struct kiwi_cep *cep);
@@ -194,7 +214,6 @@ int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop);
 void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err);
 
 /* cm_active.c, cm_passive.c: one step of a handshake, from hs_work */
-u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep);
 void kiwi_cep_conn_work(struct kiwi_cep *cep);
 void kiwi_cep_req_work(struct kiwi_cep *cep);
 void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep);

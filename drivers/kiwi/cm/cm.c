@@ -109,12 +109,17 @@ void kiwi_cep_put(struct kiwi_cep *cep)
 	kref_put(&cep->ref, kiwi_cep_release);
 }
 
+static const struct kiwi_conn_ops kiwi_cep_conn_ops;
 static void kiwi_cep_hs_work(struct work_struct *work);
 static void kiwi_cep_event_work(struct work_struct *work);
 static void kiwi_cep_close_timeout(struct work_struct *work);
 
-/* hs: the cep exchanges MPA frames (not a listener) */
-struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev, bool hs)
+/*
+ * hs: the handshake's step, kiwi_cep_conn_work() or kiwi_cep_req_work(),
+ * for a cep that exchanges MPA frames; NULL for a listener.
+ */
+struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev,
+				void (*hs)(struct kiwi_cep *cep))
 {
 	struct kiwi_cep *cep = kzalloc(sizeof(*cep), GFP_KERNEL);
 
@@ -127,6 +132,8 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev, bool hs)
 			return NULL;
 		}
 	}
+	cep->hs_step = hs;
+	cep->conn.ops = &kiwi_cep_conn_ops;
 	kref_init(&cep->ref);
 	mutex_init(&cep->mutex);
 	spin_lock_init(&cep->lock);
@@ -187,7 +194,7 @@ void kiwi_cep_drop_conn(struct kiwi_cep *cep)
 	cep->cm_id = NULL;
 	WRITE_ONCE(cep->ulp_id, NULL);
 	if (!cep->parent)
-		kiwi_qp_conn_cep_set(cep->qp, NULL);
+		kiwi_qp_conn_set(cep->qp, NULL);
 	kiwi_qp_put(cep->qp);
 	cep->qp = NULL;
 	kiwi_cep_finish(cep);
@@ -314,8 +321,10 @@ static void kiwi_cep_kick(struct kiwi_cep *cep)
 		kiwi_cep_put(cep);
 }
 
-void kiwi_cm_llp_event(struct kiwi_cep *cep, enum kiwi_llp_event ev)
+static void kiwi_cep_llp_event(struct kiwi_conn *conn,
+			       enum kiwi_llp_event ev)
 {
+	struct kiwi_cep *cep = container_of(conn, struct kiwi_cep, conn);
 	unsigned long flags;
 
 	spin_lock_irqsave(&cep->lock, flags);
@@ -324,8 +333,9 @@ void kiwi_cm_llp_event(struct kiwi_cep *cep, enum kiwi_llp_event ev)
 	kiwi_cep_kick(cep);
 }
 
-void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort)
+static void kiwi_cep_disconnect(struct kiwi_conn *conn, bool abort)
 {
+	struct kiwi_cep *cep = container_of(conn, struct kiwi_cep, conn);
 	unsigned long flags;
 
 	spin_lock_irqsave(&cep->lock, flags);
@@ -334,8 +344,10 @@ void kiwi_cm_disconnect(struct kiwi_cep *cep, bool abort)
 	kiwi_cep_kick(cep);
 }
 
-void kiwi_cm_qp_gone(struct kiwi_cep *cep)
+static void kiwi_cep_qp_gone(struct kiwi_conn *conn)
 {
+	struct kiwi_cep *cep = container_of(conn, struct kiwi_cep, conn);
+
 	mutex_lock(&cep->mutex);
 	switch (cep->state) {
 	case KIWI_CEP_CONNECTING:
@@ -347,13 +359,31 @@ void kiwi_cm_qp_gone(struct kiwi_cep *cep)
 	case KIWI_CEP_CLOSING:
 		/* established since destroy_qp looked: as for a connected QP */
 		mutex_unlock(&cep->mutex);
-		kiwi_cm_disconnect(cep, true);
+		kiwi_cep_disconnect(conn, true);
 		return;
 	default:
 		break;
 	}
 	mutex_unlock(&cep->mutex);
 }
+
+static void kiwi_cep_conn_get(struct kiwi_conn *conn)
+{
+	kiwi_cep_get(container_of(conn, struct kiwi_cep, conn));
+}
+
+static void kiwi_cep_conn_put(struct kiwi_conn *conn)
+{
+	kiwi_cep_put(container_of(conn, struct kiwi_cep, conn));
+}
+
+static const struct kiwi_conn_ops kiwi_cep_conn_ops = {
+	.llp_event = kiwi_cep_llp_event,
+	.disconnect = kiwi_cep_disconnect,
+	.qp_gone = kiwi_cep_qp_gone,
+	.get = kiwi_cep_conn_get,
+	.put = kiwi_cep_conn_put,
+};
 
 #define KIWI_LLP_FATAL	(BIT(KIWI_LLP_RESET) | BIT(KIWI_LLP_TERMINATE_SENT) | \
 			 BIT(KIWI_LLP_TERMINATE_RCVD))
@@ -437,10 +467,7 @@ static void kiwi_cep_hs_work(struct work_struct *work)
 	struct kiwi_cep *cep = container_of(to_delayed_work(work),
 					    struct kiwi_cep, hs_work);
 
-	if (cep->parent)
-		kiwi_cep_req_work(cep);
-	else
-		kiwi_cep_conn_work(cep);
+	cep->hs_step(cep);
 	kiwi_cep_put(cep);
 }
 
@@ -502,14 +529,7 @@ int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 	if (state == KIWI_CEP_LISTEN) {
 		if (rdma_nl_put_driver_u32(msg, "backlog", backlog))
 			goto cancel;
-	} else if (rdma_nl_put_driver_u32(msg, "mpa_rev", res.rev) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_crc", res.crc) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_markers_rx",
-					  res.markers_rx) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_markers_tx",
-					  res.markers_tx) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_p2p", res.p2p) ||
-		   rdma_nl_put_driver_u32(msg, "mpa_rtr", res.rtr) ||
+	} else if (kiwi_fill_res_mpa(msg, &res) ||
 		   rdma_nl_put_driver_u32(msg, "ird", res.ird) ||
 		   rdma_nl_put_driver_u32(msg, "ord", res.ord) ||
 		   rdma_nl_put_driver_u32(msg, "peer_ird", res.peer_ird) ||

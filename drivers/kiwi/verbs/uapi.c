@@ -13,7 +13,7 @@
 #define UVERBS_MODULE_NAME kiwi
 #include <rdma/uverbs_named_ioctl.h>
 
-#include "kiwi.h"
+#include "verbs.h"
 
 static int UVERBS_HANDLER(KIWI_IB_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *attrs)
 {

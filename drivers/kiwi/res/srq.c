@@ -2,7 +2,7 @@
 /*
  * kiwi: shared receive queues, a ring of struct kiwi_rqe like a QP's RQ.
  */
-#include "kiwi.h"
+#include "res.h"
 
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 		    struct ib_udata *udata)
@@ -21,13 +21,9 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	if (!a->max_wr || a->max_wr > KIWI_MAX_SRQ_WR ||
 	    a->max_sge > KIWI_MAX_SGE || a->srq_limit > a->max_wr)
 		return -EINVAL;
-	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_SRQ, &srq->uctx);
+	rv = kiwi_charge(kdev, udata, KIWI_UOBJ_SRQ, &srq->uctx);
 	if (rv)
 		return rv;
-	if (atomic_inc_return(&kdev->num_srq) > KIWI_MAX_SRQ) {
-		rv = -ENOMEM;
-		goto err_count;
-	}
 
 	num = roundup_pow_of_two(a->max_wr);
 	spin_lock_init(&srq->lock);
@@ -56,8 +52,7 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 err_ring:
 	kiwi_ring_free(&srq->ring);
 err_count:
-	atomic_dec(&kdev->num_srq);
-	kiwi_uobj_uncharge(srq->uctx, KIWI_UOBJ_SRQ);
+	kiwi_uncharge(kdev, srq->uctx, KIWI_UOBJ_SRQ);
 	return rv;
 }
 
@@ -105,8 +100,7 @@ int kiwi_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct kiwi_srq *srq = to_ksrq(ibsrq);
 
 	kiwi_ring_free(&srq->ring);
-	atomic_dec(&to_kdev(ibsrq->device)->num_srq);
-	kiwi_uobj_uncharge(srq->uctx, KIWI_UOBJ_SRQ);
+	kiwi_uncharge(to_kdev(ibsrq->device), srq->uctx, KIWI_UOBJ_SRQ);
 	kiwi_obj_dec(KIWI_OBJ_SRQ);
 	return 0;
 }

@@ -7,8 +7,8 @@
  * provider (user CQs, ring mapped into the process) or poll_cq (kernel
  * CQs).  The control block after the last slot holds the arming word.
  */
-#include "kiwi.h"
-#include "kiwi_trace.h"
+#include "res.h"
+#include "core/kiwi_trace.h"
 
 int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct kiwi_cq_udata_arg *cq_udata)
@@ -27,13 +27,9 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (attr->cqe < 1 || attr->cqe > KIWI_MAX_CQE ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_CQ, &cq->uctx);
+	rv = kiwi_charge(kdev, udata, KIWI_UOBJ_CQ, &cq->uctx);
 	if (rv)
 		return rv;
-	if (atomic_inc_return(&kdev->num_cq) > KIWI_MAX_CQ) {
-		rv = -ENOMEM;
-		goto err_count;
-	}
 
 	num = roundup_pow_of_two(attr->cqe);
 	spin_lock_init(&cq->lock);
@@ -60,8 +56,7 @@ int kiwi_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_ring:
 	kiwi_ring_free(&cq->ring);
 err_count:
-	atomic_dec(&kdev->num_cq);
-	kiwi_uobj_uncharge(cq->uctx, KIWI_UOBJ_CQ);
+	kiwi_uncharge(kdev, cq->uctx, KIWI_UOBJ_CQ);
 	return rv;
 }
 
@@ -71,8 +66,7 @@ int kiwi_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct kiwi_cq *cq = to_kcq(ibcq);
 
 	kiwi_ring_free(&cq->ring);
-	atomic_dec(&to_kdev(ibcq->device)->num_cq);
-	kiwi_uobj_uncharge(cq->uctx, KIWI_UOBJ_CQ);
+	kiwi_uncharge(to_kdev(ibcq->device), cq->uctx, KIWI_UOBJ_CQ);
 	kiwi_obj_dec(KIWI_OBJ_CQ);
 	return 0;
 }

@@ -186,12 +186,11 @@ static struct kiwi_qp *kiwi_accept_qp(struct kiwi_cep *cep,
 	    param->private_data_len > pd_max ||
 	    (param->private_data_len && !param->private_data))
 		return NULL;
-	qp = kiwi_qp_lookup(to_kdev(id->device), param->qpn);
+	qp = kiwi_qp_claim(to_kdev(id->device), param->qpn, id);
 	if (!qp)
 		return NULL;
 	/* and the limits the consumer set on the QP, if any */
-	if (!kiwi_qp_bind_ok(qp, id) ||
-	    (qp->ird && param->ird > qp->ird) ||
+	if ((qp->ird && param->ird > qp->ird) ||
 	    (qp->ord && param->ord > qp->ord)) {
 		kiwi_qp_put(qp);
 		return NULL;
@@ -258,7 +257,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	params.mpa = cep->res;
 	params.mss = kiwi_cep_mss(cep);
 	kiwi_cep_llp_opts(cep);
-	rv = kiwi_qp_llp_start(qp, cep, cep->sock, &params);
+	rv = kiwi_qp_llp_start(qp, &cep->conn, cep->sock, &params);
 	if (rv)
 		goto fail;
 

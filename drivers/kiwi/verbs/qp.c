@@ -8,27 +8,11 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/sock.h>
-#include <rdma/iw_cm.h>
-#include <rdma/rdma_cm.h>
 #include <rdma/restrack.h>
 
-#include "qp.h"
-#include "kiwi_trace.h"
-
-static void kiwi_qp_release(struct kref *ref)
-{
-	complete(&container_of(ref, struct kiwi_qp, ref)->freed);
-}
-
-void kiwi_qp_get(struct kiwi_qp *qp)
-{
-	kref_get(&qp->ref);
-}
-
-void kiwi_qp_put(struct kiwi_qp *qp)
-{
-	kref_put(&qp->ref, kiwi_qp_release);
-}
+#include "engine/qp.h"
+#include "verbs.h"
+#include "core/kiwi_trace.h"
 
 /*
  * iw_cm calls iw_add_ref only right after iw_get_qp, under one of its
@@ -44,66 +28,16 @@ void kiwi_qp_rem_ref(struct ib_qp *ibqp)
 }
 
 /*
- * A referenced QP by number, or NULL, for the connection manager and the
- * data path (also from softirq).  Under the xarray's lock a QP that is
- * found still holds its creation reference: destroy_qp drops that only
- * after removing the number, and then waits for this one.
- */
-struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
-{
-	struct kiwi_qp *qp;
-
-	xa_lock_bh(&kdev->qp_xa);
-	qp = xa_load(&kdev->qp_xa, qpn);
-	if (qp)
-		kiwi_qp_get(qp);
-	xa_unlock_bh(&kdev->qp_xa);
-	return qp;
-}
-
-/*
  * iw_cm's lookup by number.  The reference iw_cm then asks for with
  * iw_add_ref is taken here, under the xarray's lock: between a bare load
- * and iw_add_ref, destroy_qp could have freed the QP.  (iw_cm calls this
- * with a spinlock held and interrupts off: the irqsave lock variant.)
+ * and iw_add_ref, destroy_qp could have freed the QP.
  */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
-	struct kiwi_dev *kdev = to_kdev(ibdev);
-	struct kiwi_qp *qp;
-	unsigned long flags;
+	struct kiwi_qp *qp = qpn > 0 ? kiwi_qp_lookup(to_kdev(ibdev), qpn) :
+		NULL;
 
-	if (qpn <= 0)
-		return NULL;
-	xa_lock_irqsave(&kdev->qp_xa, flags);
-	qp = xa_load(&kdev->qp_xa, qpn);
-	if (qp)
-		kiwi_qp_get(qp);
-	xa_unlock_irqrestore(&kdev->qp_xa, flags);
 	return qp ? &qp->ibqp : NULL;
-}
-
-/*
- * May the caller of connect or accept on id bind qp to it?  The QP number
- * given to rdma_connect() and rdma_accept() comes from user space
- * unchecked (librdmacm passes any number when the rdma_cm_id has no QP of
- * its own), and iw_cm calls connect and accept in the caller's context: a
- * user QP is bound only by the process that created it.
- *
- * A kernel QP is bound only through the rdma_cm id it was created on
- * (rdma_create_qp(), which every kernel ULP uses): a user's id has no QP
- * in the kernel, so a user naming a kernel QP's number is refused.  That
- * id is reached through the iw_cm id's context: rdma_cm is iw_cm's only
- * user and passes its rdma_id_private, whose first member is the
- * rdma_cm_id (drivers/infiniband/core/cma_priv.h, 6.1 through 6.12).
- */
-bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
-{
-	const struct rdma_cm_id *cm_id = id->context;
-
-	if (qp->owner)
-		return qp->owner == task_tgid(current);
-	return cm_id && cm_id->qp == &qp->ibqp;
 }
 
 /* What create_qp asks for, against what a kiwi QP can be. */
@@ -236,7 +170,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 
 	kiwi_qp_init(qp, kdev, attr, !!udata);
 
-	rv = kiwi_uobj_charge(udata, KIWI_UOBJ_QP, &qp->uctx);
+	rv = kiwi_charge(kdev, udata, KIWI_UOBJ_QP, &qp->uctx);
 	if (rv)
 		return rv;
 	rv = kiwi_qp_rings_alloc(qp, nsq, nrq, udata);
@@ -266,7 +200,7 @@ err_id:
 err_rings:
 	kiwi_qp_rings_free(qp, nrq);
 err_charge:
-	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
+	kiwi_uncharge(qp->kdev, qp->uctx, KIWI_UOBJ_QP);
 	return rv;
 }
 
@@ -377,12 +311,7 @@ int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	    rdma_nl_put_driver_u32(msg, "ird", rd[1]) ||
 	    rdma_nl_put_driver_u32(msg, "ord_max", rd[2]) ||
 	    rdma_nl_put_driver_u32(msg, "ird_max", rd[3]) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_rev", mpa.rev) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_crc", mpa.crc) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_markers_rx", mpa.markers_rx) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_markers_tx", mpa.markers_tx) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_p2p", mpa.p2p) ||
-	    rdma_nl_put_driver_u32(msg, "mpa_rtr", mpa.rtr) ||
+	    kiwi_fill_res_mpa(msg, &mpa) ||
 	    rdma_nl_put_driver_u32(msg, "mpa_fpdu_max", mpa.fpdu_max) ||
 	    rdma_nl_put_driver_u64_hex(msg, "eflags", READ_ONCE(qp->eflags)) ||
 	    rdma_nl_put_driver_u32(msg, "sq_cons", v[0]) ||
@@ -489,35 +418,26 @@ static void kiwi_qp_engines_drop(struct kiwi_qp *qp)
 	kfree(irdq);
 }
 
-void kiwi_qp_conn_cep_set(struct kiwi_qp *qp, struct kiwi_cep *cep)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	qp->conn_cep = cep;
-	spin_unlock_irqrestore(&qp->lock, flags);
-}
-
 int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_cep *cep = NULL, *conn = NULL;
+	struct kiwi_conn *cep = NULL, *conn = NULL;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
-		cep = qp->cep;
-		kiwi_cep_get(cep);
-	} else if (qp->conn_cep) {
-		conn = qp->conn_cep;
-		kiwi_cep_get(conn);
+	if (test_bit(KIWI_EF_ON, &qp->eflags) && qp->conn) {
+		cep = qp->conn;
+		cep->ops->get(cep);
+	} else if (qp->connecting) {
+		conn = qp->connecting;
+		conn->ops->get(conn);
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	/* a connected QP: abort the connection and wait for llp_stop */
 	if (cep) {
-		kiwi_cm_disconnect(cep, true);
+		cep->ops->disconnect(cep, true);
 		wait_for_completion(&qp->llp_stopped);
-		kiwi_cep_put(cep);
+		cep->ops->put(cep);
 	}
 	/*
 	 * A connect still in its handshake holds the QP, and so does iw_cm
@@ -525,8 +445,8 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * connect_timeout_ms (the wait for freed below needs both gone).
 	 */
 	if (conn) {
-		kiwi_cm_qp_gone(conn);
-		kiwi_cep_put(conn);
+		conn->ops->qp_gone(conn);
+		conn->ops->put(conn);
 	}
 
 	xa_erase_bh(&qp->kdev->qp_xa, ibqp->qp_num);
@@ -546,7 +466,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kiwi_qp_ring_drop(qp, &qp->rq);
 	kiwi_qp_ring_drop(qp, &qp->sq);
 	put_pid(qp->owner);
-	kiwi_uobj_uncharge(qp->uctx, KIWI_UOBJ_QP);
+	kiwi_uncharge(qp->kdev, qp->uctx, KIWI_UOBJ_QP);
 	kiwi_obj_dec(KIWI_OBJ_QP);
 	return 0;
 }

@@ -13,9 +13,11 @@
 #include <linux/string.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <rdma/iw_cm.h>
+#include <rdma/rdma_cm.h>
 
 #include "qp.h"
-#include "kiwi_trace.h"
+#include "core/kiwi_trace.h"
 
 /* Under qp->lock: the one way to move it. */
 void kiwi_qp_state_set(struct kiwi_qp *qp, enum ib_qp_state new)
@@ -195,7 +197,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
-	struct kiwi_cep *cep = NULL;
+	struct kiwi_conn *conn = NULL;
 	enum ib_qp_state cur, new;
 	unsigned long flags;
 	int rv;
@@ -251,21 +253,21 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	/* a connected QP: the CM tears the connection down */
 	if ((new == IB_QPS_ERR || (new == IB_QPS_SQD && cur == IB_QPS_RTS)) &&
-	    test_bit(KIWI_EF_ON, &qp->eflags) && qp->cep) {
-		cep = qp->cep;
-		kiwi_cep_get(cep);
+	    test_bit(KIWI_EF_ON, &qp->eflags) && qp->conn) {
+		conn = qp->conn;
+		conn->ops->get(conn);
 	}
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (cep) {
+	if (conn) {
 		/*
 		 * Abortive: every outstanding WR completes (flushed) before
 		 * this returns, so that ib_drain_qp()'s own WR completes last.
 		 */
 		if (new == IB_QPS_ERR)
 			kiwi_qp_quiesce(qp);
-		kiwi_cm_disconnect(cep, new == IB_QPS_ERR);
-		kiwi_cep_put(cep);
+		conn->ops->disconnect(conn, new == IB_QPS_ERR);
+		conn->ops->put(conn);
 	}
 	return rv;
 }
@@ -554,60 +556,82 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	return txs;
 }
 
-int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
-		      struct socket *sock,
-		      const struct kiwi_conn_params *params)
+/*
+ * A referenced QP by number, or NULL.  Under the xarray's lock a QP that
+ * is found still holds its creation reference: destroy_qp drops that
+ * only after removing the number, and then waits for this one.  iw_cm
+ * calls in with a spinlock held and interrupts off: the irqsave variant.
+ */
+struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
+{
+	struct kiwi_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&kdev->qp_xa, flags);
+	qp = xa_load(&kdev->qp_xa, qpn);
+	if (qp)
+		kiwi_qp_get(qp);
+	xa_unlock_irqrestore(&kdev->qp_xa, flags);
+	return qp;
+}
+
+/*
+ * May the caller of connect or accept on id bind qp to it?  The QP number
+ * given to rdma_connect() and rdma_accept() comes from user space
+ * unchecked (librdmacm passes any number when the rdma_cm_id has no QP of
+ * its own), and iw_cm calls connect and accept in the caller's context: a
+ * user QP is bound only by the process that created it.
+ *
+ * A kernel QP is bound only through the rdma_cm id it was created on
+ * (rdma_create_qp(), which every kernel ULP uses): a user's id has no QP
+ * in the kernel, so a user naming a kernel QP's number is refused.  That
+ * id is reached through the iw_cm id's context: rdma_cm is iw_cm's only
+ * user and passes its rdma_id_private, whose first member is the
+ * rdma_cm_id (drivers/infiniband/core/cma_priv.h, 6.1 through 6.12).
+ */
+static bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
+{
+	const struct rdma_cm_id *cm_id = id->context;
+
+	if (qp->owner)
+		return qp->owner == task_tgid(current);
+	return cm_id && cm_id->qp == &qp->ibqp;
+}
+
+struct kiwi_qp *kiwi_qp_claim(struct kiwi_dev *kdev, u32 qpn,
+			      const struct iw_cm_id *id)
+{
+	struct kiwi_qp *qp = kiwi_qp_lookup(kdev, qpn);
+
+	if (qp && !kiwi_qp_bind_ok(qp, id)) {
+		kiwi_qp_put(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->connecting = conn;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
+ * A new stream's engine state, before KIWI_EF_ON (under lock): its txs,
+ * the receive parser, the ORD and IRD indices and the engines' flags.
+ */
+static void kiwi_qp_llp_reset(struct kiwi_qp *qp, struct kiwi_txs *txs,
+			      const struct kiwi_conn_params *params)
 {
 	const struct kiwi_mpa_result *res = &params->mpa;
 	struct kiwi_rx_cfg rc = { .crc = res->crc, .markers = res->markers_rx };
-	struct sock *sk = sock->sk;
-	struct kiwi_ord_ent *ordq, *old_ordq;
-	struct kiwi_ird_ent *irdq, *old_irdq;
-	u32 ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
-	u32 ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
-	u32 ord_n = roundup_pow_of_two(max_t(u32, ord_max, 1));
-	u32 ird_n = roundup_pow_of_two(max_t(u32, ird_max, 1));
-	struct kiwi_txs *txs;
-	unsigned long flags;
 
-	txs = kiwi_txs_new(params, sk);
-	ordq = kcalloc(ord_n, sizeof(*ordq), GFP_KERNEL);
-	irdq = kcalloc(ird_n, sizeof(*irdq), GFP_KERNEL);
-	if (!txs || !ordq || !irdq) {
-		kiwi_txs_free(txs);
-		kfree(ordq);
-		kfree(irdq);
-		return -ENOMEM;
-	}
-
-	/*
-	 * tx_mutex: a stale kick of an earlier connection's engine may still
-	 * be running; it must not see the new txs half set up, nor the old
-	 * one freed under it.
-	 */
-	mutex_lock(&qp->tx_mutex);
-	spin_lock_irqsave(&qp->lock, flags);
-	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
-	    test_bit(KIWI_EF_ON, &qp->eflags)) {
-		spin_unlock_irqrestore(&qp->lock, flags);
-		mutex_unlock(&qp->tx_mutex);
-		kiwi_txs_free(txs);
-		kfree(ordq);
-		kfree(irdq);
-		return -EINVAL;
-	}
 	kiwi_txs_free(qp->txs);		/* of an earlier connection */
 	qp->txs = txs;
 	qp->mpa = *res;
-	/* an earlier connection's rings are empty: llp_stop flushed them */
-	old_ordq = qp->ordq;
-	old_irdq = qp->irdq;
-	qp->ordq = ordq;
-	qp->irdq = irdq;
-	qp->ord_mask = ord_n - 1;
-	qp->ird_mask = ird_n - 1;
-	qp->ord_max = ord_max;
-	qp->ird_max = ird_max;
 	qp->ord_head = 0;
 	qp->ord_tail = 0;
 	qp->ird_head = 0;
@@ -628,6 +652,66 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 		if (res->rtr == KIWI_RTR_READ)
 			set_bit(KIWI_EF_RTR_RRESP, &qp->eflags);
 	}
+}
+
+/* The socket's callbacks to the engines; llp_stop gives them back. */
+static void kiwi_qp_sk_take(struct kiwi_qp *qp, struct sock *sk)
+{
+	write_lock_bh(&sk->sk_callback_lock);
+	qp->sk_data_ready = sk->sk_data_ready;
+	qp->sk_write_space = sk->sk_write_space;
+	qp->sk_state_change = sk->sk_state_change;
+	sk->sk_user_data = qp;
+	sk->sk_data_ready = kiwi_rx_data_ready;
+	sk->sk_write_space = kiwi_tx_write_space;
+	sk->sk_state_change = kiwi_rx_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
+		      struct socket *sock,
+		      const struct kiwi_conn_params *params)
+{
+	const struct kiwi_mpa_result *res = &params->mpa;
+	struct sock *sk = sock->sk;
+	struct kiwi_ord_ent *ordq;
+	struct kiwi_ird_ent *irdq;
+	u32 ord_max = min_t(u32, res->ord, KIWI_MAX_ORD);
+	u32 ird_max = min_t(u32, res->ird, KIWI_MAX_IRD);
+	u32 ord_n = roundup_pow_of_two(max_t(u32, ord_max, 1));
+	u32 ird_n = roundup_pow_of_two(max_t(u32, ird_max, 1));
+	struct kiwi_txs *txs;
+	unsigned long flags;
+	int rv = -ENOMEM;
+
+	txs = kiwi_txs_new(params, sk);
+	ordq = kcalloc(ord_n, sizeof(*ordq), GFP_KERNEL);
+	irdq = kcalloc(ird_n, sizeof(*irdq), GFP_KERNEL);
+	if (!txs || !ordq || !irdq)
+		goto err;
+
+	/*
+	 * tx_mutex: a stale kick of an earlier connection's engine may still
+	 * be running; it must not see the new txs half set up, nor the old
+	 * one freed under it.
+	 */
+	mutex_lock(&qp->tx_mutex);
+	spin_lock_irqsave(&qp->lock, flags);
+	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
+	    test_bit(KIWI_EF_ON, &qp->eflags)) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		mutex_unlock(&qp->tx_mutex);
+		rv = -EINVAL;
+		goto err;
+	}
+	kiwi_qp_llp_reset(qp, txs, params);
+	/* an earlier connection's rings are empty (llp_stop flushed them) */
+	swap(qp->ordq, ordq);
+	swap(qp->irdq, irdq);
+	qp->ord_mask = ord_n - 1;
+	qp->ird_mask = ird_n - 1;
+	qp->ord_max = ord_max;
+	qp->ird_max = ird_max;
 	if (!qp->user) {
 		/*
 		 * Kernel posts may send from the block I/O path and from any
@@ -639,38 +723,35 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_cep *cep,
 		sk->sk_use_task_frag = false;
 	}
 	qp->sock = sock;
-	qp->cep = cep;
-	kiwi_cep_get(cep);
+	qp->conn = conn;
+	conn->ops->get(conn);
 	reinit_completion(&qp->llp_stopped);
 	kiwi_qp_state_set(qp, IB_QPS_RTS);
 	set_bit(KIWI_EF_ON, &qp->eflags);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->tx_mutex);
-	kfree(old_ordq);
-	kfree(old_irdq);
-
-	write_lock_bh(&sk->sk_callback_lock);
-	qp->sk_data_ready = sk->sk_data_ready;
-	qp->sk_write_space = sk->sk_write_space;
-	qp->sk_state_change = sk->sk_state_change;
-	sk->sk_user_data = qp;
-	sk->sk_data_ready = kiwi_rx_data_ready;
-	sk->sk_write_space = kiwi_tx_write_space;
-	sk->sk_state_change = kiwi_rx_state_change;
-	write_unlock_bh(&sk->sk_callback_lock);
+	kfree(ordq);			/* the earlier connection's */
+	kfree(irdq);
+	kiwi_qp_sk_take(qp, sk);
 
 	/* the RTR, WRs posted in INIT, FPDUs that came with the MPA frame */
 	kiwi_tx_kick(qp);
 	kiwi_rx_read(qp);
 	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED &&
 	    !test_and_set_bit(KIWI_EF_FIN, &qp->eflags))
-		kiwi_cm_llp_event(cep, KIWI_LLP_PEER_CLOSED);
+		kiwi_conn_llp_event(conn, KIWI_LLP_PEER_CLOSED);
 	return 0;
+
+err:
+	kiwi_txs_free(txs);
+	kfree(ordq);
+	kfree(irdq);
+	return rv;
 }
 
 void kiwi_qp_llp_stop(struct kiwi_qp *qp)
 {
-	struct kiwi_cep *cep;
+	struct kiwi_conn *conn;
 	struct sock *sk;
 	unsigned long flags;
 
@@ -694,11 +775,11 @@ void kiwi_qp_llp_stop(struct kiwi_qp *qp)
 
 	spin_lock_irqsave(&qp->lock, flags);
 	clear_bit(KIWI_EF_ON, &qp->eflags);
-	cep = qp->cep;
-	qp->cep = NULL;
+	conn = qp->conn;
+	qp->conn = NULL;
 	qp->sock = NULL;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	mutex_unlock(&qp->stop_mutex);
-	kiwi_cep_put(cep);
+	conn->ops->put(conn);
 	complete_all(&qp->llp_stopped);
 }
