@@ -328,10 +328,13 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 		step 6.12/build "the CRC-asking siw.ko (tests/bench/build-siw-crc.sh)" \
 			tests/bench/build-siw-crc.sh
 	fi
-	# The chosen cases, as links beside the cases' own libraries.
+	# The chosen cases, as links beside a link to the cases' libraries
+	# (they source "$(dirname "$0")/lib/...").
 	dir612=$logs/cases-6.12
+	cdir=$(cd "${KIWI_CASES_DIR:-$root/tests/cases}" && pwd)
 	mkdir -p "$dir612"
-	for c in "${KIWI_CASES_DIR:-$root/tests/cases}"/*.sh; do
+	[ -d "$cdir/lib" ] && ln -sfn "$cdir/lib" "$dir612/lib"
+	for c in "$cdir"/*.sh; do
 		n=$(basename "$c" .sh)
 		case "$n" in
 		[0-9]*) if [ "$cases_612" != all ] &&
@@ -340,7 +343,7 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 				continue
 			fi ;;
 		esac
-		ln -sf "$(cd "$(dirname "$c")" && pwd)/$n.sh" "$dir612/"
+		ln -sf "$c" "$dir612/"
 	done
 	for n in $cases_612; do
 		[ "$n" = all ] || [ -e "$dir612/$n.sh" ] ||
