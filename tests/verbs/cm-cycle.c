@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
 #include "common.h"
@@ -103,8 +104,12 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	struct ibv_wc wc[16];
 	int status;
 
-	if (kiwi_cm_listen(ch, (struct sockaddr *)sa, 1024, NULL, &lid))
+	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(lid, (struct sockaddr *)sa) ||
+	    rdma_listen(lid, 1024)) {
+		perror("cm-cycle server: listen");
 		return 1;
+	}
 	printf("server: listening\n");
 	fflush(stdout);
 	while (!stop && closed + errors < total) {
@@ -204,10 +209,18 @@ static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	const char *step;
 
 	t_mark = kiwi_now_ms();
-	/* kiwi_cm_resolve() says which step failed, and frees the id */
-	if (kiwi_cm_resolve(ch, NULL, (struct sockaddr *)sa, RESOLVE_MS,
-			    WAIT_MS, &id))
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
+		perror("cm-cycle client: rdma_create_id");
 		return -1;
+	}
+	step = "resolve address";
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)sa, RESOLVE_MS) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS, NULL))
+		goto fail;
+	step = "resolve route";
+	if (rdma_resolve_route(id, RESOLVE_MS) ||
+	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS, NULL))
+		goto fail;
 	lap(T_RESOLVE);
 	step = "create a QP";
 	if (qp_make(id))
@@ -267,13 +280,13 @@ static int client(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in sa;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct rdma_event_channel *ch;
 	long count;
 	int rc;
 
 	if (argc < 5 || argc > 6 ||
-	    kiwi_sockaddr_in(&sa, argv[2], atoi(argv[3])) ||
+	    inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 ||
 	    (count = atol(argv[4])) <= 0 ||
 	    (argc == 6 && strcmp(argv[5], "speak"))) {
 		fprintf(stderr,
@@ -281,6 +294,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	speak = argc == 6;
+	sa.sin_port = htons(atoi(argv[3]));
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	ch = rdma_create_event_channel();

@@ -87,13 +87,13 @@ static int server(struct addrinfo *ai, int len)
 	int rv = 1;
 
 	ch = rdma_create_event_channel();
-	if (!ch) {
+	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP)) {
 		perror("cm-reject: create");
 		return 1;
 	}
-	if (kiwi_cm_listen(ch, ai->ai_addr, 4, NULL, &lid)) {
-		rdma_destroy_event_channel(ch);
-		return 1;
+	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, 4)) {
+		perror("cm-reject: bind/listen");
+		goto out;
 	}
 	printf("listening\n");
 	fflush(stdout);
@@ -135,13 +135,14 @@ static int order_server(struct addrinfo *ai, int n)
 	int got[ORDER_MAX], i, bad = 0;
 
 	ch = rdma_create_event_channel();
-	if (!ch) {
+	if (!ch || rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP)) {
 		perror("cm-reject: create");
 		return 1;
 	}
-	if (kiwi_cm_listen(ch, ai->ai_addr, n, NULL, &lid)) {
-		rdma_destroy_event_channel(ch);
-		return 1;
+	if (rdma_bind_addr(lid, ai->ai_addr) || rdma_listen(lid, n)) {
+		perror("cm-reject: bind/listen");
+		bad = 1;
+		goto out;
 	}
 	printf("listening\n");
 	fflush(stdout);
@@ -198,8 +199,12 @@ static int order_client(struct addrinfo *ai, int n)
 	if (!ch)
 		return 1;
 	for (made = 0; made < n; made++) {
-		if (kiwi_cm_resolve(ch, NULL, ai->ai_addr, TIMEOUT_MS, -1,
-				    &id[made]))
+		if (rdma_create_id(ch, &id[made], NULL, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(id[made], NULL, ai->ai_addr,
+				      TIMEOUT_MS) ||
+		    kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
+		    rdma_resolve_route(id[made], TIMEOUT_MS) ||
+		    kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
 			goto out;
 		if (!ibpd) {
 			ibpd = ibv_alloc_pd(id[made]->verbs);
@@ -269,11 +274,14 @@ static int cli_open(struct addrinfo *ai, struct cli *c)
 
 	memset(c, 0, sizeof(*c));
 	c->ch = rdma_create_event_channel();
-	if (!c->ch) {
+	if (!c->ch || rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP)) {
 		perror("cm-reject: create");
 		return -1;
 	}
-	if (kiwi_cm_resolve(c->ch, NULL, ai->ai_addr, TIMEOUT_MS, -1, &c->id))
+	if (rdma_resolve_addr(c->id, NULL, ai->ai_addr, TIMEOUT_MS) ||
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
+	    rdma_resolve_route(c->id, TIMEOUT_MS) ||
+	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL))
 		return -1;
 	c->pd = ibv_alloc_pd(c->id->verbs);
 	c->cq = c->pd ? ibv_create_cq(c->id->verbs, 2, NULL, NULL, 0) : NULL;

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
 #include "common.h"
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
 	};
 	struct rdma_conn_param cp = { .initiator_depth = 1,
 				      .responder_resources = 1 };
-	struct sockaddr_in sa;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct rdma_cm_event *ev;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
@@ -60,17 +61,31 @@ int main(int argc, char **argv)
 	server = !strcmp(argv[1], "server");
 	if (argc > 5)
 		seconds = atoi(argv[5]);
-	if (kiwi_sockaddr_in(&sa, argv[2], atoi(argv[3])))
+	sa.sin_port = htons(atoi(argv[3]));
+	if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1)
 		return 1;
 
 	if (server) {
-		if (kiwi_cm_listen(ch, (struct sockaddr *)&sa, 1, NULL, &lid) ||
-		    kiwi_cm_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 30000,
+		if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
+		    rdma_bind_addr(lid, (struct sockaddr *)&sa) ||
+		    rdma_listen(lid, 1)) {
+			perror("listen");
+			return 1;
+		}
+		if (kiwi_cm_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST, 30000,
 				   &id))
 			return 1;
 	} else {
-		if (kiwi_cm_resolve(ch, NULL, (struct sockaddr *)&sa, 5000,
-				    30000, &id))
+		if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+		    rdma_resolve_addr(id, NULL, (struct sockaddr *)&sa, 5000)) {
+			perror("resolve");
+			return 1;
+		}
+		if (kiwi_cm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 30000, NULL))
+			return 1;
+		if (rdma_resolve_route(id, 5000))
+			return 1;
+		if (kiwi_cm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 30000, NULL))
 			return 1;
 	}
 
