@@ -3,7 +3,9 @@
 #
 # kiwi's test suite (README's test command, `make test`):
 #   deps    scripts/deps.sh
-#   build   make module, make provider, make -C tests/verbs and tests/adversary
+#   build   kiwi.ko (tests/vm/build-kiwi.sh: W=1, warnings are errors), make
+#           provider, make -C tests/verbs and tests/adversary (-Wall -Wextra
+#           -Werror in their Makefiles)
 #   unit    make -C tests/unit test
 #   fuzz    make -C tests/fuzz run FUZZ_SECONDS=30
 #   host/*  every executable tests/host/*.sh
@@ -14,7 +16,8 @@
 #           full-only one counts as skipped outside KIWI_FULL=1
 # All of that is on Debian 12's 6.1 kernel.  Then the same tree on the 6.12
 # series (Debian 13's), every line prefixed "6.12/":
-#   6.12/build   kiwi.ko for 6.12 (tests/vm/build-kiwi.sh), the reference siw
+#   6.12/build   kiwi.ko for 6.12 (tests/vm/build-kiwi.sh, as for 6.1), the
+#                reference siw
 #   6.12/host/*  sparse, checkpatch and DKMS against the 6.12 headers
 #   6.12/*       ONE boot of 6.12 running the cases of KIWI_612_CASES: by
 #                default the subset below, "all" for every case (make
@@ -152,7 +155,7 @@ echo "# kiwi test suite, logs in $logs"
 
 # --- dependencies and build ---------------------------------------------
 step deps "scripts/deps.sh" ./scripts/deps.sh
-step build "make module" make module
+step build "kiwi.ko, warnings are errors (tests/vm/build-kiwi.sh)" tests/vm/build-kiwi.sh
 step build "make provider" make provider
 if [ -f tests/verbs/Makefile ]; then
 	step build "make -C tests/verbs" make -C tests/verbs
@@ -310,7 +313,8 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 	export KIWI_KVER=6.12
 	if kv612=$(tests/vm/kernel.sh kv 2>&1); then
 	echo "# 6.12: kernel $kv612"
-	step 6.12/build "kiwi.ko (tests/vm/build-kiwi.sh)" tests/vm/build-kiwi.sh
+	step 6.12/build "kiwi.ko, warnings are errors (tests/vm/build-kiwi.sh)" \
+		tests/vm/build-kiwi.sh
 	tap_stage 6.12/host/check 900 tests/host/check.sh "/lib/modules/$kv612/build"
 	tap_stage 6.12/host/dkms 900 tests/host/dkms.sh "$kv612"
 	step 6.12/build "the reference siw.ko (tests/vm/build-siw.sh)" \
@@ -324,10 +328,13 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 		step 6.12/build "the CRC-asking siw.ko (tests/bench/build-siw-crc.sh)" \
 			tests/bench/build-siw-crc.sh
 	fi
-	# The chosen cases, as links beside the cases' own libraries.
+	# The chosen cases, as links beside a link to the cases' libraries
+	# (they source "$(dirname "$0")/lib/...").
 	dir612=$logs/cases-6.12
+	cdir=$(cd "${KIWI_CASES_DIR:-$root/tests/cases}" && pwd)
 	mkdir -p "$dir612"
-	for c in "${KIWI_CASES_DIR:-$root/tests/cases}"/*.sh; do
+	[ -d "$cdir/lib" ] && ln -sfn "$cdir/lib" "$dir612/lib"
+	for c in "$cdir"/*.sh; do
 		n=$(basename "$c" .sh)
 		case "$n" in
 		[0-9]*) if [ "$cases_612" != all ] &&
@@ -336,7 +343,7 @@ if [[ " $kernels " == *" 6.12 "* ]]; then
 				continue
 			fi ;;
 		esac
-		ln -sf "$(cd "$(dirname "$c")" && pwd)/$n.sh" "$dir612/"
+		ln -sf "$c" "$dir612/"
 	done
 	for n in $cases_612; do
 		[ "$n" = all ] || [ -e "$dir612/$n.sh" ] ||

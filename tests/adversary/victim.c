@@ -23,7 +23,6 @@
  *          [--recv-len N] [--mr-len N] [--ro-len N] [--ird N] [--ord N]
  *          [--own-qp]
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <infiniband/verbs.h>
@@ -37,10 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "../verbs/common.h"
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile sig_atomic_t stopping, dereg_asked;
@@ -72,14 +71,6 @@ static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 	printf(": %s\n", strerror(errno));
 	fflush(stdout);
 	pthread_mutex_unlock(&out_lock);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 struct conn {
@@ -403,7 +394,7 @@ static void on_request(struct rdma_cm_event *ev)
 	if (rdma_accept(ev->id, &cp)) {
 		fail("conn %s: rdma_accept", c->name);
 		c->closing = true;
-		c->close_by = now_ms();
+		c->close_by = kiwi_now_ms();
 		return;
 	}
 	say("conn %s accepted", c->name);
@@ -512,7 +503,7 @@ static void on_event(struct rdma_cm_event *ev)
 		    rdma_event_str(ev->event), ev->status);
 		if (c && !c->closing) {
 			c->closing = true;
-			c->closed_at = now_ms();
+			c->closed_at = kiwi_now_ms();
 			/* time for the flushed receives to arrive */
 			c->close_by = c->closed_at + 5000;
 		}
@@ -545,10 +536,10 @@ static void reap(bool all)
 		poll_cq(c);
 		if (!c->closing && !all)
 			continue;
-		if (!all && now_ms() < c->close_by &&
+		if (!all && kiwi_now_ms() < c->close_by &&
 		    (c->ok + c->flushed + c->errs < c->posted ||
 		     c->sq_done < c->sq_posted ||
-		     now_ms() < c->closed_at + 500 ||
+		     kiwi_now_ms() < c->closed_at + 500 ||
 		     async_pending(c->id->verbs)))
 			continue;
 		if (!c->closing)
@@ -575,7 +566,7 @@ static void on_signal(int sig)
 
 static void dereg_timed(struct ibv_mr **mr, const char *what)
 {
-	long long t0 = now_ms();
+	long long t0 = kiwi_now_ms();
 	int rv;
 
 	if (!*mr)
@@ -587,7 +578,7 @@ static void dereg_timed(struct ibv_mr **mr, const char *what)
 		return;
 	}
 	*mr = NULL;
-	say("victim-dereg %s ms=%lld", what, now_ms() - t0);
+	say("victim-dereg %s ms=%lld", what, kiwi_now_ms() - t0);
 }
 
 /*
@@ -658,7 +649,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	const char *addr = NULL, *dev = NULL, *info = NULL;
-	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in sa;
 	struct rdma_event_channel *ec;
 	struct rdma_cm_id *lid = NULL;
 	struct sigaction sig = { .sa_handler = on_signal };
@@ -683,10 +674,9 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (!addr || !port || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 ||
+	if (!addr || !port || kiwi_sockaddr_in(&sa, addr, port) ||
 	    !v.recv_len || !v.mr_len || !v.ro_len)
 		usage();
-	sa.sin_port = htons(port);
 	/* a 16 MiB MR is above the default limit; best effort, as root */
 	{
 		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
@@ -698,12 +688,14 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sig, NULL);
 
 	ec = rdma_create_event_channel();
-	if (!ec || rdma_create_id(ec, &lid, NULL, RDMA_PS_TCP)) {
-		fail("rdma_create_id");
+	if (!ec) {
+		fail("rdma_create_event_channel");
 		return 1;
 	}
-	if (rdma_bind_addr(lid, (struct sockaddr *)&sa) || !lid->verbs) {
-		fail("rdma_bind_addr %s (no RDMA device on it?)", addr);
+	/* requests wait in ec until the loop below: MRs come first */
+	if (kiwi_cm_listen(ec, (struct sockaddr *)&sa, 16, NULL, &lid) ||
+	    !lid->verbs) {
+		fail("listen on %s (no RDMA device on it?)", addr);
 		goto out;
 	}
 	if (dev && strcmp(ibv_get_device_name(lid->verbs->device), dev)) {
@@ -716,10 +708,6 @@ int main(int argc, char **argv)
 		goto out;
 	if (pthread_create(&athr, NULL, async_thread, lid->verbs) == 0)
 		athr_up = true;
-	if (rdma_listen(lid, 16)) {
-		fail("rdma_listen");
-		goto out;
-	}
 	snprintf(line, sizeof(line),
 		 "%s stag=0x%x addr=0x%llx len=%u ro_stag=0x%x ro_addr=0x%llx ro_len=%u recv_len=%u recvs=%u ird=%u ord=%u",
 		 KIWI_ADV_INFO_TAG, v.mr->rkey,

@@ -179,8 +179,8 @@ links_del() {
 }
 
 guest_main() {
-	. "$root/tests/cases/lib.sh"
-	. "$root/tests/cases/nvmeof-lib.sh"
+	. "$root/tests/cases/lib/lib.sh"
+	. "$root/tests/cases/lib/nvmeof-lib.sh"
 	local r c
 	tcp_hold=/tmp/mem-tcp-hold.py
 	cat > "$tcp_hold" <<'PY'

@@ -29,8 +29,8 @@ bench_parse_args nvmeof.sh "runs runtime" "$@"
 
 # ---------------------------------------------------------------- guest side
 guest_main() {
-	. "$root/tests/cases/lib.sh"
-	. "$root/tests/cases/nvmeof-lib.sh"
+	. "$root/tests/cases/lib/lib.sh"
+	. "$root/tests/cases/lib/nvmeof-lib.sh"
 	local r p bdev
 	nvmf_trap_cleanup
 	echo "round,provider,test,value,unit" > "$csv"

@@ -73,8 +73,8 @@ fi
 
 # ---------------------------------------------------------------- guest side
 if [ -n "$guest_dir" ]; then
-. "$root/tests/cases/lib.sh"
-. "$root/tests/cases/nvmeof-lib.sh"
+. "$root/tests/cases/lib/lib.sh"
+. "$root/tests/cases/lib/nvmeof-lib.sh"
 role=${KIWI_WB_ROLE:?}
 boot=${KIWI_WB_BOOT:?}
 dir=$guest_dir

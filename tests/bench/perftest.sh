@@ -419,8 +419,8 @@ rps_set() {
 }
 
 guest_main() {
-	. "$root/tests/cases/lib.sh"
-	. "$root/tests/cases/nvmeof-lib.sh"
+	. "$root/tests/cases/lib/lib.sh"
+	. "$root/tests/cases/lib/nvmeof-lib.sh"
 	local r c t0
 	echo "round,config,test,size,value,unit" > "$csv"
 	{

@@ -162,10 +162,10 @@ guest_cleanup() {
 }
 
 guest_main() {
-	. "$root/tests/cases/lib.sh"
-	. "$root/tests/cases/nvmeof-lib.sh"
-	. "$root/tests/cases/iser-lib.sh"
-	. "$root/tests/cases/nfs-lib.sh"
+	. "$root/tests/cases/lib/lib.sh"
+	. "$root/tests/cases/lib/nvmeof-lib.sh"
+	. "$root/tests/cases/lib/iser-lib.sh"
+	. "$root/tests/cases/lib/nfs-lib.sh"
 	local r t
 	NP2=$TPG/np/$NVMF_TGT_IP:$ISER_PORT2
 	ISER_MB=$BENCH_MB

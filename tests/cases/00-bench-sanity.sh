@@ -5,7 +5,7 @@
 # The bench itself: the guest runs the kernel kiwi is built for, with the
 # debugging options that make bugs fatal, the file systems the tests use,
 # the RDMA core modules, and a veth pair that carries TCP.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 cmdline=$(</proc/cmdline)
 for opt in slub_debug=FZPU panic_on_warn=1 oops=panic panic=-1; do

@@ -5,7 +5,7 @@
 # The reference peer works on this bench: siw (built by tests/vm/build-siw.sh)
 # loads, a siw link on a veth shows up in rdma and in libibverbs through
 # Debian's libsiw provider, and it goes away cleanly.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 tap_check "siw.ko loads" siw_load
 tap_check "veth pair is up" veth_setup

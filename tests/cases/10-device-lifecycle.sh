@@ -7,7 +7,7 @@
 # following the carrier, GID from the MAC, and removed by `rdma link del',
 # by deleting the netdev and by unloading the module, with kiwi's object
 # counts back to zero every time.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 kv=$(uname -r)
 sysib=/sys/class/infiniband

@@ -14,7 +14,7 @@
 # exit (with an error) instead of hanging; kiwi's object counts return to
 # zero and the kernel log stays clean.  Documentation/module.md, "Removal
 # while processes hold the device".
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 PROG=$KIWI_ROOT/tests/verbs/build/device-removal
 # seconds a device's removal may take (rmmod removes both devices in

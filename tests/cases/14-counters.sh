@@ -33,7 +33,7 @@
 #     65000-byte RDMA Reads arrive at kc0 in the softirq, which hands
 #     their Responses to the engine on another CPU (rresp_deferred moves
 #     on kc0 only)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwictr
 srv_ip=198.18.0.2

@@ -13,7 +13,7 @@
 # must not read a destroyed QP's rings), and connected QPs destroyed in
 # cm-cycle's connect/disconnect cycles under the same dumps (the dump must
 # not read a destroyed QP's receive state).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 bin=$KIWI_ROOT/tests/verbs/build/verbs-objects
 tmp=$(mktemp -d)

@@ -10,7 +10,7 @@
 # refused connections through rdma_cm (rping), kiwi to kiwi traffic, and
 # `rdma link del' while listening, mid-handshake and connected, with the
 # object counts back to zero.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 sysib=/sys/class/infiniband
 params=/sys/module/kiwi/parameters

@@ -22,7 +22,7 @@
 #   - 40 pending again, then `rdma link del` and rmmod complete at once,
 #     every flooded connection is closed, the object counts are zero.
 # debugfs kiwi/cm counts the resets and timeouts; the kernel log stays clean.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 params=/sys/module/kiwi/parameters
 cmstats=/sys/kernel/debug/kiwi/cm

@@ -13,7 +13,7 @@
 # the client's -S 1000 Read into its 64 B MR with IB_WC_LOC_PROT_ERR (4),
 # as siw does.  inline-burst (tests/verbs): 32 inline Sends of different
 # lengths and bytes posted in one list arrive each with its own.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwidp
 srv_ip=198.18.0.2

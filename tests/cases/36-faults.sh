@@ -21,9 +21,9 @@
 # ib_write_bw, ib_read_bw and ib_send_bw each way), and the
 # default settings (30 s user timeout) against a path down 5 s (survives)
 # and 60 s (told within 45 s).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
-. "$(dirname "$0")/apps-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/apps-lib.sh"
 
 ns=kiwiflt
 live=$KIWI_ROOT/tests/verbs/build/liveness

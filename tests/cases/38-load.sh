@@ -36,7 +36,7 @@
 # leave the RTR unread, and a client that closes before siw reported the
 # connection established hits a BUG() in iw_cm; ucmatose gives no such
 # guarantee.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwiload
 cyc=$KIWI_ROOT/tests/verbs/build/cm-cycle

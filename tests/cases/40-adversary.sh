@@ -55,7 +55,7 @@
 # exits cleanly; the MRs it deregistered are freed once the connection
 # is gone; `rdma link del` leaves kiwi's object counts at zero and the
 # kernel log has no complaint.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 adir=$KIWI_ROOT/tests/adversary
 adv=$adir/build/adversary

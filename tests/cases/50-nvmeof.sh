@@ -18,8 +18,8 @@
 # plus a kiwi target without CRC under a siw host that asks for it, and
 # kiwi "preferred" against "off") and more data.
 # KIWI_NVMF_PAIRS="h:hcrc:t:tcrc ..." runs only those pairings (development).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
 
 full=${KIWI_FULL:-0}
 # fio sizes: small 4 KiB I/Os cost most under TCG (about 10 ms each)

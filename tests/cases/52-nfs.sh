@@ -31,9 +31,9 @@
 # involved; "tcp": a TCP listener holds 198.18.0.2:20049, so the
 # kiwi device on veth1 fails the wildcard listen (as any iWARP provider
 # whose listening socket cannot bind).  Expect a panic on 6.1: opt-in.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
-. "$(dirname "$0")/nfs-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/nfs-lib.sh"
 
 full=${KIWI_FULL:-0}
 if [ "$full" = 1 ]; then

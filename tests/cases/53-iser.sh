@@ -33,9 +33,9 @@
 # iwpmd for the target's mapped port).  A siw target cannot work: it cannot
 # have its ports mapped (IW_F_NO_PORT_MAP), so its listener collides with
 # LIO's TCP portal; checked as such under KIWI_FULL=1.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
-. "$(dirname "$0")/iser-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/iser-lib.sh"
 
 full=${KIWI_FULL:-0}
 if [ "$full" = 1 ]; then

@@ -36,12 +36,12 @@
 #
 # KIWI_FULL=1: more data, and kiwi against the reference siw both ways.
 # KIWI_SMB_PAIRS="server:client ..." runs only those (development).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
 # nfs-lib.sh for its generic helpers: nfs_bounded, step, umount_force, nfs_tree_make,
 # nfs_tree_check (fio: nvmeof-lib's nvmf_fio_verify)
-. "$(dirname "$0")/nfs-lib.sh"
-. "$(dirname "$0")/smb-lib.sh"
+. "$(dirname "$0")/lib/nfs-lib.sh"
+. "$(dirname "$0")/lib/smb-lib.sh"
 
 full=${KIWI_FULL:-0}
 if [ "$full" = 1 ]; then

@@ -13,8 +13,8 @@
 #
 # Providers: kiwi by default; KIWI_FULL=1 first runs the same on siw, the
 # reference.  KIWI_NVMF_TEARDOWN_PROVS="siw kiwi" overrides.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
 
 if [ -n "${KIWI_NVMF_TEARDOWN_PROVS:-}" ]; then
 	provs=$KIWI_NVMF_TEARDOWN_PROVS

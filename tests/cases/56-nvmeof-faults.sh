@@ -12,8 +12,8 @@
 # here): the kiwi connections fail, the host controller leaves "live",
 # reconnects once the path is back, and the fio verify completes without
 # an error.  Afterwards kiwi's object counts are zero and dmesg is clean.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
 
 connect_opts="--reconnect-delay=2 --ctrl-loss-tmo=120"
 

@@ -12,7 +12,7 @@
 # fast path does not depend on it, the engine's framing does).  Its TAP
 # lines are re-numbered into this script's; kiwi's object counts return
 # to zero.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 bin=$KIWI_ROOT/tests/verbs/build/fastpath
 ns=kiwifp

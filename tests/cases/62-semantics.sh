@@ -21,7 +21,7 @@
 # the same devices in other processes, which must not notice.  Then
 # random verbs call sequences from several processes (verbs-fuzz, 15 s;
 # four more seeds for 2 minutes each with KIWI_FULL=1).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwisem
 bin=$KIWI_ROOT/tests/verbs/build/semantics

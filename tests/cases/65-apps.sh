@@ -26,9 +26,9 @@
 # The body is one compound command, read whole before it runs, so that
 # editing this file cannot change a run that is under way.
 {
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/nvmeof-lib.sh"
-. "$(dirname "$0")/apps-lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
+. "$(dirname "$0")/lib/nvmeof-lib.sh"
+. "$(dirname "$0")/lib/apps-lib.sh"
 
 full=${KIWI_FULL:-0}
 perf_bw="ib_write_bw ib_read_bw ib_send_bw"

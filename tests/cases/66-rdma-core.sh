@@ -11,7 +11,7 @@
 # (ok, skipped, failed, errors); kiwi's object counts are zero afterwards.
 # Not part of the repository: rdma-core's tests are fetched by whoever
 # runs this (Documentation/testing.md).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 dir=${KIWI_RDMA_CORE_TESTS:-}
 py=/usr/bin/python3	# Debian's, where python3-pyverbs is installed

@@ -15,7 +15,7 @@
 # Default: 4 KiB pings (10 of them); KIWI_FULL=1: every size (-S all).
 # A run fails when it exits non-zero or hangs; kiwi's object counts return
 # to zero at the end.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwimw
 srv=198.18.0.2

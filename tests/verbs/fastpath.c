@@ -21,9 +21,7 @@
  *   several CQs on one channel, and no event lost when arming races with
  *   arriving completions.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -231,37 +229,6 @@ static struct ibv_context *find_ctx(const char *name)
 	return found;
 }
 
-/* Listen in the server's namespace: rdma_cm takes it at id creation. */
-static int listen_in(const char *netns)
-{
-	char path[256];
-	int self, ns, rv = -1;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", netns);
-	self = open("/proc/self/ns/net", O_RDONLY);
-	ns = open(path, O_RDONLY);
-	if (self < 0 || ns < 0 || setns(ns, CLONE_NEWNET)) {
-		diag("setns %s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (!rdma_create_id(srv_ch, &listen_id, NULL, RDMA_PS_TCP) &&
-	    !rdma_bind_addr(listen_id, (struct sockaddr *)&srv_addr) &&
-	    !rdma_listen(listen_id, 8))
-		rv = 0;
-	else
-		diag("listen: %s", strerror(errno));
-	if (setns(self, CLONE_NEWNET)) {
-		diag("setns back: %s", strerror(errno));
-		rv = -1;
-	}
-out:
-	if (self >= 0)
-		close(self);
-	if (ns >= 0)
-		close(ns);
-	return rv;
-}
-
 static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 		     struct ibv_qp_init_attr *sa)
 {
@@ -278,17 +245,9 @@ static int conn_make(struct conn *c, struct ibv_qp_init_attr *ca,
 	 * The case made the server's neighbour known (a ping) first: a
 	 * resolution that fails is a failure, not a reason to try again.
 	 */
-	if (rdma_create_id(cli_ch, &c->cid, NULL, RDMA_PS_TCP))
-		return -1;
-	if (rdma_resolve_addr(c->cid, NULL, (struct sockaddr *)&srv_addr,
-			      5000) ||
-	    kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ADDR_RESOLVED, TMO_MS, NULL) ||
-	    rdma_resolve_route(c->cid, 5000) ||
-	    kiwi_cm_expect(cli_ch, RDMA_CM_EVENT_ROUTE_RESOLVED, TMO_MS,
-			   NULL)) {
+	if (kiwi_cm_resolve(cli_ch, NULL, (struct sockaddr *)&srv_addr, 5000,
+			    TMO_MS, &c->cid)) {
 		diag("address or route resolution failed");
-		rdma_destroy_id(c->cid);
-		c->cid = NULL;
 		return -1;
 	}
 	if (c->cid->verbs != cctx) {
@@ -1198,9 +1157,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	srv_addr.sin_family = AF_INET;
-	srv_addr.sin_port = htons(PORT);
-	if (inet_pton(AF_INET, argv[2], &srv_addr.sin_addr) != 1) {
+	if (kiwi_sockaddr_in(&srv_addr, argv[2], PORT)) {
 		fprintf(stderr, "bad address %s\n", argv[2]);
 		return 2;
 	}
@@ -1214,8 +1171,9 @@ int main(int argc, char **argv)
 		return tap_end();
 	if (!ok(doorbells() >= 0, "%s is readable", DOORBELLS))
 		return tap_end();
-	if (!ok(!listen_in(argv[1]), "listening on %s in netns %s", argv[2],
-		argv[1]))
+	if (!ok(!kiwi_cm_listen(srv_ch, (struct sockaddr *)&srv_addr, 8,
+			       argv[1], &listen_id),
+		"listening on %s in netns %s", argv[2], argv[1]))
 		return tap_end();
 
 	cbuf_len = (size_t)BURST * BURST_SIZE;

@@ -105,11 +105,8 @@ static int server(struct conn *c, struct addrinfo *ai, int n)
 	unsigned char want[SLOT];
 	int i, got, bad_len = 0, bad_bytes = 0;
 
-	if (rdma_create_id(c->ch, &c->lid, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(c->lid, ai->ai_addr) || rdma_listen(c->lid, 1)) {
-		perror("inline-burst: listen");
+	if (kiwi_cm_listen(c->ch, ai->ai_addr, 1, NULL, &c->lid))
 		return 1;
-	}
 	printf("# listening\n");
 	fflush(stdout);
 	if (kiwi_cm_expect(c->ch, RDMA_CM_EVENT_CONNECT_REQUEST, -1,
@@ -162,11 +159,7 @@ static int client(struct conn *c, struct addrinfo *ai, int n)
 	unsigned char data[MAXN][MAXLEN];
 	int i;
 
-	if (rdma_create_id(c->ch, &c->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(c->id, NULL, ai->ai_addr, TIMEOUT_MS) ||
-	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ADDR_RESOLVED, -1, NULL) ||
-	    rdma_resolve_route(c->id, TIMEOUT_MS) ||
-	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ROUTE_RESOLVED, -1, NULL) ||
+	if (kiwi_cm_resolve(c->ch, NULL, ai->ai_addr, TIMEOUT_MS, -1, &c->id) ||
 	    setup_qp(c, n) || rdma_connect(c->id, &cp) ||
 	    kiwi_cm_expect(c->ch, RDMA_CM_EVENT_ESTABLISHED, -1, NULL))
 		return 1;

@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -37,7 +36,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -162,7 +160,7 @@ struct side {
 	struct ibv_qp *qp;
 	struct ibv_mr *mr[MAX_MRS];
 	int nmr;
-	bool requested, addr_ok, route_ok, established, disconnected;
+	bool requested, established, disconnected;
 	int failed;			/* an error CM event */
 	int ev[32];			/* async events of our QP, by type */
 	uint8_t pdata[64];		/* private data received */
@@ -249,14 +247,6 @@ static void cm_handle(struct rdma_cm_event *ev)
 			cp->private_data_len : sizeof(srv.pdata);
 		if (cp->private_data)
 			memcpy(srv.pdata, cp->private_data, srv.pdlen);
-		break;
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		if (s)
-			s->addr_ok = true;
-		break;
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (s)
-			s->route_ok = true;
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!s)
@@ -444,32 +434,18 @@ static void side_free(struct side *s)
 	memset(&s->id, 0, sizeof(*s) - offsetof(struct side, id));
 }
 
-static void sockaddr_of(struct sockaddr_in *sa, const char *ip, int p)
-{
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons(p);
-	inet_pton(AF_INET, ip, &sa->sin_addr);
-}
-
-/* Client: resolve, create its QP (INIT).  The server end waits. */
 /* the client's rdma_cm_id, its address and route resolved, no QP yet */
 static bool conn_resolve(void)
 {
 	struct sockaddr_in src, dst;
 
-	sockaddr_of(&src, cli_ip, 0);
-	sockaddr_of(&dst, srv_ip, port);
-	if (rdma_create_id(cch, &cli.id, NULL, RDMA_PS_TCP))
-		return false;
-	if (rdma_resolve_addr(cli.id, (struct sockaddr *)&src,
-			      (struct sockaddr *)&dst, 5000) ||
-	    !wait_flag(&cli.addr_ok, &cli.failed, T_CM))
-		return false;
-	return !rdma_resolve_route(cli.id, 5000) &&
-	       wait_flag(&cli.route_ok, &cli.failed, T_CM);
+	return !kiwi_sockaddr_in(&src, cli_ip, 0) &&
+	       !kiwi_sockaddr_in(&dst, srv_ip, port) &&
+	       !kiwi_cm_resolve(cch, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst, 5000, T_CM, &cli.id);
 }
 
+/* Client: resolve, create its QP (INIT).  The server end waits. */
 static bool conn_prepare(const struct qp_opts *o)
 {
 	return conn_resolve() && side_setup(&cli, o);
@@ -2565,42 +2541,9 @@ out:
 
 /* ---- main ----------------------------------------------------------------- */
 
-static bool listen_in_ns(void)
-{
-	struct sockaddr_in sa;
-	int orig = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	int ns = ns_path ? open(ns_path, O_RDONLY | O_CLOEXEC) : -1;
-	bool up = false;
-
-	if (orig < 0 || (ns_path && ns < 0)) {
-		diag("netns %s: %s", ns_path ? ns_path : "-", strerror(errno));
-		goto out;
-	}
-	/* the listener belongs to the namespace it was created in */
-	if (ns >= 0 && setns(ns, CLONE_NEWNET)) {
-		diag("setns: %s", strerror(errno));
-		goto out;
-	}
-	sockaddr_of(&sa, srv_ip, port);
-	up = !rdma_create_id(lch, &listen_id, NULL, RDMA_PS_TCP) &&
-		!rdma_bind_addr(listen_id, (struct sockaddr *)&sa) &&
-		!rdma_listen(listen_id, 8);
-	if (!up)
-		diag("listen on %s:%d: %s", srv_ip, port, strerror(errno));
-	if (ns >= 0 && setns(orig, CLONE_NEWNET)) {
-		diag("setns back: %s", strerror(errno));
-		up = false;
-	}
-out:
-	if (orig >= 0)
-		close(orig);
-	if (ns >= 0)
-		close(ns);
-	return up;
-}
-
 int main(int argc, char **argv)
 {
+	struct sockaddr_in sa;
 	const char *child = NULL;
 	int opt;
 
@@ -2656,7 +2599,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	cch = rdma_create_event_channel();
 	lch = rdma_create_event_channel();
-	if (!cch || !lch || !listen_in_ns()) {
+	if (!cch || !lch || kiwi_sockaddr_in(&sa, srv_ip, port) ||
+	    kiwi_cm_listen(lch, (struct sockaddr *)&sa, 8, ns_path,
+			   &listen_id)) {
 		ok(false, "listener on %s:%d in %s", srv_ip, port,
 		   ns_path ? ns_path : "this namespace");
 		return tap_end();

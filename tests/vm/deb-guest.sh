@@ -10,7 +10,7 @@
 #   tests/vm/deb-guest.sh DEBDIR     (DEBDIR holds the two .deb files)
 set -uo pipefail
 
-. "$KIWI_ROOT/tests/cases/lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/lib.sh"
 debdir=$1
 kv=$(uname -r)
 pkgs="kiwi-dkms ibverbs-provider-kiwi"

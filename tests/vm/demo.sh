@@ -26,9 +26,9 @@ fi
 # --- inside the VM ---------------------------------------------------------
 # lib.sh's helpers test and report failures themselves.
 set +e
-. "$root/tests/cases/lib.sh"
-. "$root/tests/cases/nvmeof-lib.sh"
-. "$root/tests/cases/apps-lib.sh"
+. "$root/tests/cases/lib/lib.sh"
+. "$root/tests/cases/lib/nvmeof-lib.sh"
+. "$root/tests/cases/lib/apps-lib.sh"
 
 run() {
 	echo

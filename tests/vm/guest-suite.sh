@@ -6,7 +6,8 @@
 # (case-timeout.sh), each output line prefixed with the case's name.
 # A case fails, with an extra "not ok" line, when it exits non-zero, times
 # out, prints no TAP or no plan matching its results, leaves a kernel
-# warning or BUG in dmesg, or leaves kiwi.ko impossible to unload.
+# warning or BUG in dmesg, leaves kiwi.ko impossible to unload, or leaves
+# an rdma link, a daemon, a network namespace or a veth behind.
 # Markers "=== begin NAME" / "=== end NAME" let the host tell which case
 # was running if the guest dies; "=== abort NAME" means that case hung in
 # the kernel and the run stopped there.
@@ -34,8 +35,19 @@ reset_state() {
 		echo "# $name: left $l running; killing it"
 		pkill -9 -x "$l"
 	done
+	# a namespace or veth left behind keeps its addresses, routes and
+	# devices: the next case's veth_setup or netns add meets them
+	for l in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+		echo "# $name: left network namespace $l behind; deleting it"
+	done
+	# "7: veth0@if6: <...": this namespace's veths (deleting one takes
+	# its peer, wherever it is)
+	for l in $(ip -o link show type veth 2>/dev/null |
+			awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
+		echo "# $name: left veth $l behind; deleting it"
+		ip link del "$l" 2>/dev/null
+	done
 	ip -all netns delete 2>/dev/null
-	ip link del veth0 2>/dev/null
 	if [ -d /sys/module/siw ]; then
 		rmmod siw 2>/dev/null
 	fi
@@ -102,9 +114,8 @@ for c in "${KIWI_CASES_DIR:-tests/cases}"/[0-9]*.sh; do
 	if [ -d /sys/module/kiwi ] && ! rmmod kiwi 2>/dev/null; then
 		why+=("kiwi.ko cannot be unloaded afterwards")
 	fi
-	# a case cleans up after itself: links or daemons it left change
-	# what later cases see, so they fail it (namespaces and veth0 are
-	# still only removed)
+	# a case cleans up after itself: links, daemons, network namespaces
+	# or veths it left change what later cases see, so they fail it
 	left=$(reset_state "$name")
 	if [ -n "$left" ]; then
 		printf '%s\n' "$left"

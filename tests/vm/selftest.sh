@@ -74,6 +74,14 @@ printf '#!/bin/bash\necho "ok 1 - x"\n' > "$tmp/cases/06-noplan.sh"
 printf '#!/bin/bash\necho "ok 1 - x"; echo 1..2\n' > "$tmp/cases/07-shortplan.sh"
 # a daemon left running: iwpmd makes every later connect wait on it
 printf '#!/bin/bash\niwpmd; echo "ok 1 - x"; echo 1..1\n' > "$tmp/cases/08-leftover.sh"
+# a network namespace, and a veth pair, left behind
+printf '#!/bin/bash\nip netns add kiwi-selftest; echo "ok 1 - x"; echo 1..1\n' \
+	> "$tmp/cases/09-netns.sh"
+printf '#!/bin/bash\nmodprobe veth; ip link add kst0 type veth peer name kst1; echo "ok 1 - x"; echo 1..1\n' \
+	> "$tmp/cases/10-veth.sh"
+# after them, a good case: the suite cleaned up and says no more
+printf '#!/bin/bash\n[ -z "$(ip netns list; ip -o link show type veth)" ] || echo -n "not "\necho "ok 1 - clean"; echo 1..1\n' \
+	> "$tmp/cases/11-clean.sh"
 chmod +x "$tmp"/cases/*.sh
 KIWI_CASES_DIR=${tmp#"$root"/}/cases "$vm" --timeout 200 -- \
 	bash tests/vm/guest-suite.sh > "$tmp/out" 2>&1
@@ -96,6 +104,16 @@ check "suite: a case whose plan does not count its results fails" \
 	"grep -q '^07-shortplan: not ok - case failed: plan 1..2 but 1 results' \"\$tmp/out\""
 check "suite: a case that leaves a daemon running fails" \
 	"grep -q '^08-leftover: not ok - case failed: left state behind' \"\$tmp/out\""
+check "suite: a case that leaves a network namespace fails, naming it" \
+	"grep -q '^# 09-netns: left network namespace kiwi-selftest behind' \"\$tmp/out\" &&
+	 grep -q '^09-netns: not ok - case failed: left state behind: 1 item' \"\$tmp/out\""
+check "suite: a case that leaves a veth pair fails, naming both ends" \
+	"grep -q '^# 10-veth: left veth kst0 behind' \"\$tmp/out\" &&
+	 grep -q '^# 10-veth: left veth kst1 behind' \"\$tmp/out\" &&
+	 grep -q '^10-veth: not ok - case failed: left state behind: 2 item' \"\$tmp/out\""
+check "suite: what they left is gone before the next case" \
+	"grep -q '^11-clean: ok 1 - clean' \"\$tmp/out\" &&
+	 ! grep -q '^11-clean: not ok' \"\$tmp/out\""
 
 echo "1..$n"
 exit $failed

@@ -37,11 +37,11 @@
 # sides whatever failed, so that one failure does not stall the other.
 # The body is one compound command, read whole before it runs.
 {
-. "$KIWI_ROOT/tests/cases/lib.sh"
-. "$KIWI_ROOT/tests/cases/nvmeof-lib.sh"
-. "$KIWI_ROOT/tests/cases/nfs-lib.sh"
-. "$KIWI_ROOT/tests/cases/iser-lib.sh"
-. "$KIWI_ROOT/tests/cases/smb-lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/nvmeof-lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/nfs-lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/iser-lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/smb-lib.sh"
 
 role=${KIWI_TH_ROLE:?}
 dir=${KIWI_TH_DIR:?}

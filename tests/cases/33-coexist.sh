@@ -27,7 +27,7 @@
 # listen ("cma_listen_on_dev") and no kernel complaint; kiwi's object
 # counts are zero at the end.  KIWI_FULL=1 adds IPv6 wildcard listeners,
 # perftest and rcopy in (a) and ib_read_bw/ib_send_bw in (b).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 NS=coex
 KIWI_IP=198.18.0.2

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Helpers for the test cases that run inside the VM (tests/vm/vm-run.sh).
-# Source it from a case script:  . "$(dirname "$0")/lib.sh"
+# Source it from a case script:  . "$(dirname "$0")/lib/lib.sh"
 #
 # TAP: tap_ok DESC, tap_fail DESC, tap_skip DESC REASON, tap_check DESC
 # CMD..., tap_check_fails DESC CMD..., tap_check_err DESC REGEX CMD...,
@@ -12,7 +12,7 @@
 # kiwi_provider_env.  Waiting: wait_for SECONDS CMD..., wait_alive SECONDS
 # PID CMD..., pid_gone PID, tcp_listening NS PORT.
 
-: "${KIWI_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${KIWI_ROOT:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}"
 export KIWI_ROOT
 KIWI_KO=${KIWI_KO:-$KIWI_ROOT/kiwi.ko}
 KIWI_SIW_KO=${KIWI_SIW_KO:-$KIWI_ROOT/tests/vm/out/siw/siw.ko}
