@@ -391,6 +391,8 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	rv = ib_device_set_netdev(ibdev, ndev, 1);
 	if (rv)
 		goto err;
+	/* the name is the one given to rdma link add */
+	kiwi_mark_name_assigned_by_user(ibdev);
 	rv = ib_register_device(ibdev, name, NULL);
 	if (rv)
 		goto err;

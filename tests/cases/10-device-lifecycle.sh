@@ -38,6 +38,22 @@ gid_matches_mac() {
 	[ "$(cat "$sysib/$1/ports/1/gids/0" 2>/dev/null)" = "$(mac_gid "$2")" ]
 }
 
+# cm_listens_on DEV ADDR PORT: rping listening at ADDR shows up as a
+# listening cm_id on DEV (rdma_cm chose DEV for ADDR's netdev).
+cm_listens_on() {
+	local dev=$1 addr=$2 port=$3 pid ok=1
+	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
+	pid=$!
+	# until the listener shows up, or rping gives up (it prints why)
+	wait_for 30 bash -c "rdma resource show cm_id | grep -F '$dev' |
+		grep -q 'LISTEN.*$addr' || ! kill -0 $pid" &&
+		kill -0 "$pid" 2>/dev/null && ok=0
+	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $ok
+}
+
 # counts_zero_after DESC: the object counts reach zero (devices go away
 # asynchronously after their netdev does).
 counts_zero_after() {
@@ -116,10 +132,37 @@ else
 fi
 tap_check "devices count is 1" count_is devices 1
 
+# --- the name is the user's ------------------------------------------------
+# rdma-core's udev rule renames RDMA devices with rdma_rename.  Since 6.11
+# a device tells RDMA netlink that its name came from the user, and
+# rdma_rename (rdma-core 53 on) then leaves it alone; 6.1 has no such
+# attribute.  Debian's rule (NAME_FALLBACK) names devices by their PCI or
+# onboard slot only, which a kiwi device has not, on either kernel.
+nldev=$KIWI_ROOT/tests/verbs/build/nldev-name
+name_assign_is() {
+	local v
+	v=$("$nldev" "$1") || return 1
+	[ "$v" = "$2" ] || { echo "$1: name assigned by: $v (want $2)"; return 1; }
+}
+kmaj=${kv%%.*}; kmin=${kv#*.}; kmin=${kmin%%[.-]*}
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -ge 11 ]; }; then
+	tap_check "kiwi0's name is marked as the user's (RDMA netlink)" \
+		name_assign_is kiwi0 user
+else
+	tap_skip "kiwi0's name is marked as the user's (RDMA netlink)" \
+		"$kv has no name-assign attribute (6.11 added it)"
+fi
+tap_check "Debian's udev rule (rdma_rename NAME_FALLBACK) keeps the name kiwi0" \
+	bash -c '/lib/udev/rdma_rename kiwi0 NAME_FALLBACK; [ -e "$1/kiwi0" ]' \
+	- "$sysib"
+
 # --- refusals -------------------------------------------------------------
 tap_check_err "a second link on veth0 fails with EEXIST" 'File exists' \
 	rdma link add kiwi9 type kiwi netdev veth0
 tap_check "... and leaves no device behind" dev_absent kiwi9
+tap_check "... and kiwi0 still works: its port ACTIVE" port_is kiwi0 ACTIVE
+tap_check "... and rdma_cm still listens on kiwi0 at 198.18.0.1" \
+	cm_listens_on kiwi0 198.18.0.1 7173
 tap_check_err "a link on an unknown netdev fails with ENODEV" 'No such device' \
 	rdma link add kiwi9 type kiwi netdev kiwinodev0
 # ib_core answers ENFILE ("Too many open files") for a taken device name.
@@ -169,22 +212,9 @@ tap_check "IPv6 works on the veth (ping fd00:198:18::2)" \
 
 # rdma_cm maps an address to the kiwi device on its netdev: a listener
 # bound to veth1's address must show up as a cm_id on kiwi1.
-cm_listens_on() {
-	local addr=$1 port=$2 pid ok=1
-	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
-	pid=$!
-	# until the listener shows up, or rping gives up (it prints why)
-	wait_for 30 bash -c "rdma resource show cm_id | grep -F 'kiwi1' |
-		grep -q 'LISTEN.*$addr' || ! kill -0 $pid" &&
-		kill -0 "$pid" 2>/dev/null && ok=0
-	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return $ok
-}
-tap_check "rdma_cm listens on kiwi1 at 198.18.0.2" cm_listens_on 198.18.0.2 7174
+tap_check "rdma_cm listens on kiwi1 at 198.18.0.2" cm_listens_on kiwi1 198.18.0.2 7174
 tap_check "rdma_cm listens on kiwi1 at fd00:198:18::2 (IPv6)" \
-	cm_listens_on fd00:198:18::2 7175
+	cm_listens_on kiwi1 fd00:198:18::2 7175
 tap_check "no cm_id is left after the listeners exit" \
 	wait_for 10 bash -c '[ -z "$(rdma resource show cm_id)" ]'
 
