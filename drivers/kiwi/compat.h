@@ -117,6 +117,20 @@ static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,
 #endif
 
 /*
+ * Since 6.11 a device can say that its name came from the user (rdma link
+ * add NAME), so that rdma-core's udev rename (rdma_rename) leaves it
+ * alone; 6.1 has no such flag and ib_core does not set it for newlink.
+ */
+#if KIWI_KERNEL_AT_LEAST(6, 11)
+#define kiwi_mark_name_assigned_by_user(ibdev)	\
+	ib_mark_name_assigned_by_user(ibdev)
+#else
+static inline void kiwi_mark_name_assigned_by_user(struct ib_device *ibdev)
+{
+}
+#endif
+
+/*
  * The hardware counter API (struct rdma_stat_desc, rdma_hw_stats,
  * alloc_hw_port_stats, get_hw_stats) and the restrack dump operations
  * are the same in 6.1 and 6.12 (6.12 only annotates value[] with

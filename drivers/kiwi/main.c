@@ -44,10 +44,12 @@ static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
 /*
  * iWARP runs over TCP/IP on Ethernet-like links; the GID and node GUID are
  * derived from a 6-byte MAC, which veth, bridges, VLANs and NICs all have.
+ * lo has one too (all zeros), and siw accepts it: so do we.
  */
 static bool kiwi_netdev_ok(struct net_device *ndev)
 {
-	return ndev->type == ARPHRD_ETHER && ndev->addr_len == ETH_ALEN;
+	return (ndev->type == ARPHRD_ETHER ||
+		ndev->type == ARPHRD_LOOPBACK) && ndev->addr_len == ETH_ALEN;
 }
 
 /* A new device's fields and what ib_core reads of it, before registration. */
@@ -61,6 +63,13 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
 	atomic_set(&kdev->cq_ids, 0);
 	ether_addr_copy(kdev->mac, ndev->dev_addr);
+	/*
+	 * lo's all-zero address would give a zero GID, which ib_core's GID
+	 * cache does not keep; 6.12's rdma_cm binds an iWARP device by its
+	 * first cached GID's netdev, so a device on lo needs a real one.
+	 */
+	if (is_zero_ether_addr(kdev->mac))
+		eth_random_addr(kdev->mac);
 	kdev->state = kiwi_carrier_state(ndev);
 
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, kdev->mac);
@@ -128,6 +137,8 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	rv = ib_device_set_netdev(ibdev, ndev, 1);
 	if (rv)
 		goto err;
+	/* the name is the one given to rdma link add */
+	kiwi_mark_name_assigned_by_user(ibdev);
 	rv = ib_register_device(ibdev, name, NULL);
 	if (rv)
 		goto err;

@@ -6,7 +6,8 @@
 # module by its alias), visible as an iWARP RNIC, one per netdev, port state
 # following the carrier, GID from the MAC, and removed by `rdma link del',
 # by deleting the netdev and by unloading the module, with kiwi's object
-# counts back to zero every time.
+# counts back to zero every time.  The name is the user's (rdma_rename
+# leaves it); a device on lo, and what rdma_cm does with it on each kernel.
 . "$(dirname "$0")/lib/lib.sh"
 
 kv=$(uname -r)
@@ -38,6 +39,22 @@ gid_matches_mac() {
 	[ "$(cat "$sysib/$1/ports/1/gids/0" 2>/dev/null)" = "$(mac_gid "$2")" ]
 }
 
+# cm_listens_on DEV ADDR PORT: rping listening at ADDR shows up as a
+# listening cm_id on DEV (rdma_cm chose DEV for ADDR's netdev).
+cm_listens_on() {
+	local dev=$1 addr=$2 port=$3 pid ok=1
+	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
+	pid=$!
+	# until the listener shows up, or rping gives up (it prints why)
+	wait_for 30 bash -c "rdma resource show cm_id | grep -F '$dev' |
+		grep -q 'LISTEN.*$addr' || ! kill -0 $pid" &&
+		kill -0 "$pid" 2>/dev/null && ok=0
+	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return $ok
+}
+
 # counts_zero_after DESC: the object counts reach zero (devices go away
 # asynchronously after their netdev does).
 counts_zero_after() {
@@ -50,6 +67,7 @@ counts_zero_after() {
 }
 
 cleanup() {
+	rdma link del kiwilo 2>/dev/null
 	rdma link del kiwi0 2>/dev/null
 	rdma link del kiwi1 2>/dev/null
 	veth_teardown
@@ -116,17 +134,49 @@ else
 fi
 tap_check "devices count is 1" count_is devices 1
 
+# --- the name is the user's ------------------------------------------------
+# rdma-core's udev rule renames RDMA devices with rdma_rename.  Since 6.11
+# a device tells RDMA netlink that its name came from the user, and
+# rdma_rename (rdma-core 53 on) then leaves it alone; 6.1 has no such
+# attribute.  Debian's rule (NAME_FALLBACK) names devices by their PCI or
+# onboard slot only, which a kiwi device has not, on either kernel.
+nldev=$KIWI_ROOT/tests/verbs/build/nldev-name
+name_assign_is() {
+	local v
+	v=$("$nldev" "$1") || return 1
+	[ "$v" = "$2" ] || { echo "$1: name assigned by: $v (want $2)"; return 1; }
+}
+kmaj=${kv%%.*}; kmin=${kv#*.}; kmin=${kmin%%[.-]*}
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -ge 11 ]; }; then
+	tap_check "kiwi0's name is marked as the user's (RDMA netlink)" \
+		name_assign_is kiwi0 user
+else
+	tap_skip "kiwi0's name is marked as the user's (RDMA netlink)" \
+		"$kv has no name-assign attribute (6.11 added it)"
+fi
+tap_check "Debian's udev rule (rdma_rename NAME_FALLBACK) keeps the name kiwi0" \
+	bash -c '/lib/udev/rdma_rename kiwi0 NAME_FALLBACK; [ -e "$1/kiwi0" ]' \
+	- "$sysib"
+
 # --- refusals -------------------------------------------------------------
 tap_check_err "a second link on veth0 fails with EEXIST" 'File exists' \
 	rdma link add kiwi9 type kiwi netdev veth0
 tap_check "... and leaves no device behind" dev_absent kiwi9
+tap_check "... and kiwi0 still works: its port ACTIVE" port_is kiwi0 ACTIVE
+tap_check "... and rdma_cm still listens on kiwi0 at 198.18.0.1" \
+	cm_listens_on kiwi0 198.18.0.1 7173
 tap_check_err "a link on an unknown netdev fails with ENODEV" 'No such device' \
 	rdma link add kiwi9 type kiwi netdev kiwinodev0
 # ib_core answers ENFILE ("Too many open files") for a taken device name.
 tap_check_err "the name kiwi0 cannot be taken twice" 'exists|in use|open files' \
 	rdma link add kiwi0 type kiwi netdev veth1
-tap_check_fails "a link on a non-Ethernet netdev (lo) is refused" \
-	rdma link add kiwi9 type kiwi netdev lo
+# an IP tunnel has no MAC for the GID
+tap_check_err "a link on a non-Ethernet netdev (ipip) fails with EOPNOTSUPP" \
+	'not supported' bash -c '
+		ip link add kiwitun0 type ipip local 198.18.0.1 remote 198.18.0.9 ||
+			{ echo "no ipip netdev to try"; exit 0; }
+		rdma link add kiwi9 type kiwi netdev kiwitun0; rc=$?
+		ip link del kiwitun0; exit $rc'
 tap_check "devices count is still 1" count_is devices 1
 
 tap_check "rdma link add kiwi1 type kiwi netdev veth1" \
@@ -169,24 +219,59 @@ tap_check "IPv6 works on the veth (ping fd00:198:18::2)" \
 
 # rdma_cm maps an address to the kiwi device on its netdev: a listener
 # bound to veth1's address must show up as a cm_id on kiwi1.
-cm_listens_on() {
-	local addr=$1 port=$2 pid ok=1
-	rping -s -a "$addr" -p "$port" > /tmp/rping-$port.log 2>&1 &
-	pid=$!
-	# until the listener shows up, or rping gives up (it prints why)
-	wait_for 30 bash -c "rdma resource show cm_id | grep -F 'kiwi1' |
-		grep -q 'LISTEN.*$addr' || ! kill -0 $pid" &&
-		kill -0 "$pid" 2>/dev/null && ok=0
-	[ $ok = 0 ] || { rdma resource show cm_id; cat /tmp/rping-$port.log; }
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return $ok
-}
-tap_check "rdma_cm listens on kiwi1 at 198.18.0.2" cm_listens_on 198.18.0.2 7174
+tap_check "rdma_cm listens on kiwi1 at 198.18.0.2" cm_listens_on kiwi1 198.18.0.2 7174
 tap_check "rdma_cm listens on kiwi1 at fd00:198:18::2 (IPv6)" \
-	cm_listens_on fd00:198:18::2 7175
+	cm_listens_on kiwi1 fd00:198:18::2 7175
 tap_check "no cm_id is left after the listeners exit" \
 	wait_for 10 bash -c '[ -z "$(rdma resource show cm_id)" ]'
+
+# --- a device on lo ---------------------------------------------------------
+# Accepted, as siw accepts it.  lo's address is all zeros, so the device
+# takes a random GID (ib_core keeps no zero GID).  What rdma_cm does with
+# it depends on the kernel: 6.12's binds an iWARP device by its GID's
+# netdev, and 127.0.0.1 resolves to the device on lo; 6.1's looks the GID
+# up by the netdev's hardware address, lo's zeros, which no device has,
+# and 127.0.0.1 resolves to nothing (as with siw).  On both, a process
+# reaches another on the same host at an address of a netdev that has a
+# kiwi device (here veth0's, kiwi0), over TCP on lo underneath.
+rping_self() {	# ADDR PORT: 10 pings on this host, each verified (-V)
+	local srv rc
+	rping -s -a "$1" -p "$2" -C 10 -V > /tmp/lc-rping-srv.log 2>&1 &
+	srv=$!
+	wait_for 30 tcp_listening "" "$2"
+	timeout 60 rping -c -a "$1" -p "$2" -C 10 -V -v > /tmp/lc-rping-cli.log 2>&1
+	rc=$?
+	wait $srv || rc=1
+	cat /tmp/lc-rping-srv.log /tmp/lc-rping-cli.log
+	[ $rc -eq 0 ] && [ "$(grep -c '^ping data: ' /tmp/lc-rping-cli.log)" -eq 10 ]
+}
+gid_nonzero() {
+	local g
+	g=$(cat "$sysib/$1/ports/1/gids/0" 2>/dev/null)
+	[ -n "$g" ] && [ "$g" != 0000:0000:0000:0000:0000:0000:0000:0000 ] ||
+		{ echo "$1 GID 0: ${g:-none}"; return 1; }
+}
+tap_check "rdma link add kiwilo type kiwi netdev lo" \
+	rdma link add kiwilo type kiwi netdev lo
+tap_check "kiwilo's port is ACTIVE" port_is kiwilo ACTIVE
+tap_check "kiwilo has a GID though lo's address is zeros" gid_nonzero kiwilo
+tap_check_err "a second link on lo fails with EEXIST" 'File exists' \
+	rdma link add kiwi9 type kiwi netdev lo
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "$kmin" -ge 12 ]; }; then
+	tap_check "rping -V to 127.0.0.1 through kiwilo, 10 pings verified" \
+		rping_self 127.0.0.1 7176
+else
+	tap_check_err "$kv: rdma_cm binds no device to 127.0.0.1" \
+		'rdma_bind_addr: ' timeout 30 rping -s -a 127.0.0.1 -p 7176 -C 1
+	tap_check_err "$kv: rdma_cm resolves 127.0.0.1 to no device" \
+		'rdma_resolve_addr: |ADDR_ERROR' \
+		timeout 30 rping -c -a 127.0.0.1 -p 7176 -C 1
+fi
+tap_check "rping -V to this host's own 198.18.0.1 (kiwi0), 10 pings verified" \
+	rping_self 198.18.0.1 7177
+tap_check "rdma link del kiwilo" rdma link del kiwilo
+tap_check "kiwilo is gone" wait_for 10 dev_absent kiwilo
+tap_check "devices count is 2 again" wait_for 10 count_is devices 2
 
 # --- removal ----------------------------------------------------------------
 tap_check "rdma link del kiwi1" rdma link del kiwi1

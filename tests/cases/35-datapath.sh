@@ -12,7 +12,9 @@
 # against its own buffer: a server left at the default -S (64) must fail
 # the client's -S 1000 Read into its 64 B MR with IB_WC_LOC_PROT_ERR (4),
 # as siw does.  inline-burst (tests/verbs): 32 inline Sends of different
-# lengths and bytes posted in one list arrive each with its own.
+# lengths and bytes posted in one list arrive each with its own.  The type
+# of service a client sets with rdma_cm (ucmatose -t) is read from the IP
+# headers of the connection's segments captured on the veth, both ways.
 . "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwidp
@@ -121,6 +123,61 @@ perf_pair() {
 	[ $rc -eq 0 ] && grep -q '^ 65536 ' /tmp/dp-perf-cli.log
 }
 
+# tos_capture PORT OUT: a raw socket on veth0 (the client's end) writes to
+# OUT, once bound "ready", then a line for every IPv4 TCP segment to or
+# from PORT: its direction (c2s, s2c), the IP header's TOS byte without
+# its ECN bits (TCP's own) in hex, and "syn" on a SYN or SYN-ACK.
+# Sets tos_cap to its pid.
+tos_capture() {
+	timeout 120 python3 - "$1" > "$2" 2>&1 <<'PY' &
+import socket, struct, sys
+port = int(sys.argv[1])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.bind(("veth0", 0))
+print("ready", flush=True)
+while True:
+    ip = s.recv(65536)[14:]
+    if len(ip) < 20 or ip[9] != 6:
+        continue
+    tcp = ip[(ip[0] & 15) * 4:]
+    sport, dport = struct.unpack("!HH", tcp[:4])
+    way = "c2s" if dport == port else "s2c" if sport == port else None
+    if way:
+        print(way, "%02x" % (ip[1] & 0xfc), "syn" if tcp[13] & 2 else "",
+              flush=True)
+PY
+	tos_cap=$!
+}
+
+# tos_pair TOS WANT: ucmatose (rdma_cm, 10 Sends each way) kiwi to kiwi
+# across the namespaces, the client with -t TOS ("" for none), the server
+# with none; every segment captured on the veth, both ways, must carry
+# WANT (the SYN-ACK, which the listener sends before the handshake ends,
+# carries the server's own, 00).
+tos_pair() {
+	local tos=$1 want=$2 cap=/tmp/dp-tos.cap srv rc bad
+	tos_capture 7471 $cap
+	wait_for 30 grep -q '^ready' $cap || { cat $cap; return 1; }
+	ip netns exec $ns timeout 60 ucmatose -b $srv_ip \
+		> /tmp/dp-tos-srv.log 2>&1 &
+	srv=$!
+	wait_for 60 tcp_listening $ns 7471	# ucmatose's port
+	timeout 60 ucmatose -s $srv_ip ${tos:+-t $tos} \
+		> /tmp/dp-tos-cli.log 2>&1
+	rc=$?
+	wait $srv || rc=1
+	kill $tos_cap 2>/dev/null
+	wait $tos_cap 2>/dev/null
+	echo "ucmatose status $rc; segments (direction tos count):"
+	grep -v '^ready' $cap | sort | uniq -c
+	[ $rc -eq 0 ] || { tail -n 5 /tmp/dp-tos-cli.log /tmp/dp-tos-srv.log; return 1; }
+	bad=$(awk -v w="$want" '$1 == "c2s" && $2 != w ||
+		$1 == "s2c" && $3 == "" && $2 != w' $cap | wc -l)
+	[ "$bad" -eq 0 ] &&
+		[ "$(grep -c '^c2s' $cap)" -ge 5 ] &&
+		[ "$(grep -c '^s2c [0-9a-f]* $' $cap)" -ge 5 ]
+}
+
 cleanup
 tap_check "setup: kiwi devices on both ends of the veth, server in a netns" setup
 kiwi_provider_env
@@ -141,6 +198,14 @@ done
 
 tap_check "server at 64 B, client at 1000 B: Read fails with status 4" \
 	rping_short_sink
+
+# rdma_cm's type of service reaches the IP header of the connection, both
+# ways: the initiator's own, and the responder's taken from it (as irdma
+# and cxgb4 answer) when its listener set none.  Without -t all is 00.
+tap_check "ucmatose without -t: TOS 00 on the wire both ways" tos_pair "" 00
+tap_check "ucmatose -t 32: TOS 0x20 on the wire both ways" tos_pair 32 20
+tap_check "ucmatose -t 0xb8 (DSCP EF): TOS 0xb8 on the wire both ways" \
+	tos_pair 0xb8 b8
 
 cleanup
 tap_check "object counts back to zero" kiwi_counts_zero

@@ -188,6 +188,8 @@ void kiwi_cep_start_timer(struct kiwi_cep *cep);
 void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort);
 int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
 		     struct socket **sock);
+void kiwi_sock_set_tos(struct socket *sock, const struct iw_cm_id *id);
+void kiwi_sock_reflect_tos(struct socket *sock);
 void kiwi_cep_addrs(struct kiwi_cep *cep);
 int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 		    enum iw_cm_event_type type, int status,

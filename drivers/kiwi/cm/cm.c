@@ -241,6 +241,47 @@ int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
 	return 0;
 }
 
+/*
+ * The consumer's type of service (rdma_set_option TOS) in the IP header,
+ * as hardware RNICs put it.  A listening socket passes it on to the
+ * connections it accepts, and to its SYN-ACKs.
+ */
+static void kiwi_sock_tos(struct socket *sock, u8 tos)
+{
+	int tclass = tos & ~INET_ECN_MASK;
+
+	/* an IPv6 socket's IPv4 (mapped) peers use this one too */
+	ip_sock_set_tos(sock->sk, tclass);
+	if (sock->sk->sk_family == AF_INET6)
+		sock->ops->setsockopt(sock, SOL_IPV6, IPV6_TCLASS,
+				      KERNEL_SOCKPTR(&tclass), sizeof(tclass));
+}
+
+void kiwi_sock_set_tos(struct socket *sock, const struct iw_cm_id *id)
+{
+	if (id && id->tos_set)
+		kiwi_sock_tos(sock, id->tos);
+}
+
+/*
+ * An accepted connection sends with the larger of its listener's type of
+ * service and the initiator's (that of the handshake's last ACK), as irdma
+ * does: an initiator's TOS then reaches both directions.
+ */
+void kiwi_sock_reflect_tos(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	u8 own = inet_sk(sk)->tos, peer = inet_sk(sk)->rcv_tos;
+
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr)) {
+		own = inet6_sk(sk)->tclass;
+		peer = ip6_tclass(inet6_sk(sk)->rcv_flowinfo);
+	}
+	if ((peer & ~INET_ECN_MASK) > (own & ~INET_ECN_MASK))
+		kiwi_sock_tos(sock, peer);
+}
+
 void kiwi_cep_addrs(struct kiwi_cep *cep)
 {
 	if (kernel_getsockname(cep->sock, (struct sockaddr *)&cep->laddr) < 0)

@@ -231,6 +231,7 @@ static int kiwi_connect_sock(struct kiwi_cm_dev *cdev, struct kiwi_cep *cep,
 	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
 	if (rv)
 		return rv;
+	kiwi_sock_set_tos(cep->sock, id);
 	if (any_port)
 		kiwi_ss_set_port(&a, 0);
 	else if (kiwi_port_mapped(id))

@@ -188,6 +188,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	sk->sk_data_ready = kiwi_tcp_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
 	tcp_sock_set_nodelay(sk);
+	kiwi_sock_reflect_tos(ns);
 
 	cep = kiwi_cep_alloc(lcep->cdev, kiwi_cep_req_work);
 	if (!cep) {
@@ -291,6 +292,8 @@ static int kiwi_lsock_add(struct kiwi_cep *lcep,
 		return rv;
 	}
 	sk = ls->sock->sk;
+	/* the connections it accepts inherit it (kiwi_sock_reflect_tos()) */
+	kiwi_sock_set_tos(ls->sock, lcep->cm_id);
 	if (wild) {
 		/* it may cover an IPv6 address still in DAD */
 		ip_sock_set_freebind(sk);
