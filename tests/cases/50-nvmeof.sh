@@ -178,10 +178,11 @@ run_pairing() {
 
 # frmr_used DEV host|target: the fast-registration paths ran on DEV (hw
 # counters since its link was added).  An NVMe-oF host maps each I/O's
-# buffer into an MR of its pool with REG_MR (re-mapping the pool's MRs),
-# the target's Writes land in them, and the target's response
-# invalidates them (Send with Invalidate) or the host does (LOCAL_INV).
-# An iWARP target registers each Read's sink the same way.
+# buffer into an MR of its pool with REG_MR (re-mapping the pool's MRs,
+# more I/Os than the pool has MRs), the target's Writes land in them,
+# and the target's response invalidates them (Send with Invalidate) or
+# the host does (LOCAL_INV).  An iWARP target registers each Read's sink
+# the same way (from a pool of its own, maybe larger than this I/O).
 frmr_used() {
 	local c=/sys/class/infiniband/$1/ports/1/hw_counters reg remap inv placed
 	reg=$(cat $c/fastreg_wrs)
@@ -189,8 +190,8 @@ frmr_used() {
 	inv=$(( $(cat $c/remote_invalidations) + $(cat $c/local_invalidations) ))
 	placed=$(cat $c/fastreg_placed)
 	echo "$1: fastreg_wrs $reg fastreg_remaps $remap invalidations $inv fastreg_placed $placed"
-	[ "$reg" -gt 0 ] && [ "$remap" -gt 0 ] && [ "$placed" -gt 0 ] &&
-	{ [ "$2" = target ] || [ "$inv" -gt 0 ]; }
+	[ "$reg" -gt 0 ] && [ "$placed" -gt 0 ] &&
+	{ [ "$2" = target ] || { [ "$remap" -gt 0 ] && [ "$inv" -gt 0 ]; }; }
 }
 
 for p in $pairs; do
