@@ -117,6 +117,27 @@ static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,
 #endif
 
 /*
+ * TCP takes page fragments from current->task_frag unless the socket says
+ * not to (sk_use_task_frag, 6.2, and 6.1 from a stable point release on:
+ * Kbuild looks for it in the headers).  A task in a send of its own that
+ * reclaims into block I/O would find its fragment reused under it, so
+ * where the socket cannot say it, kernel posts never send from the
+ * poster's task (KIWI_SK_OWN_FRAGS false: kiwi_tx_post()).
+ */
+#ifdef KIWI_HAVE_SK_USE_TASK_FRAG
+#define KIWI_SK_OWN_FRAGS	true
+static inline void kiwi_sk_own_frags(struct sock *sk)
+{
+	sk->sk_use_task_frag = false;
+}
+#else
+#define KIWI_SK_OWN_FRAGS	false
+static inline void kiwi_sk_own_frags(struct sock *sk)
+{
+}
+#endif
+
+/*
  * Since 6.11 a device can say that its name came from the user (rdma link
  * add NAME), so that rdma-core's udev rename (rdma_rename) leaves it
  * alone; 6.1 has no such flag and ib_core does not set it for newlink.

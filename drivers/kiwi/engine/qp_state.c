@@ -720,7 +720,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 		 * a send of its own.
 		 */
 		sk->sk_allocation = GFP_NOIO;
-		sk->sk_use_task_frag = false;
+		kiwi_sk_own_frags(sk);
 	}
 	qp->sock = sock;
 	qp->conn = conn;

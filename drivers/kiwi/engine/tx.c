@@ -834,7 +834,8 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 {
 	unsigned int noio;
 
-	if (!READ_ONCE(kiwi_tx_direct) || !kiwi_tx_may_sleep() ||
+	if (!KIWI_SK_OWN_FRAGS || !READ_ONCE(kiwi_tx_direct) ||
+	    !kiwi_tx_may_sleep() ||
 	    !mutex_trylock(&qp->tx_mutex)) {
 		kiwi_tx_post_kick(qp);
 		return;
