@@ -6,6 +6,9 @@
 #   make module         the kernel module only (KVER= or KDIR= to choose)
 #   make provider       the libibverbs provider only
 #   make install        install both (honours DESTDIR)
+#   make dist           the release tarball out/kiwi_<version>.orig.tar.gz
+#                       (version: dkms.conf's); unpacked, it builds
+#                       without .git (make, make deb, dkms add .)
 #   make deb            Debian packages kiwi-dkms and ibverbs-provider-kiwi
 #                       into out/deb/, checked by lintian
 #   make test-deb       install, use and purge them in guests booting
@@ -59,7 +62,7 @@ INSTALL_MOD_DIR ?= updates
 .PHONY: all module provider install install-module install-provider clean print-kdir \
 	check unit fuzz bench-proto bench bench-shared bench-nvmeof bench-storage bench-memory test test-full demo \
 	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps \
-	deb test-deb
+	deb test-deb dist
 
 all: module provider
 
@@ -83,6 +86,9 @@ install-provider: provider
 
 check:
 	./scripts/check.sh $(KDIR)
+
+dist:
+	./scripts/mkdist.sh
 
 deb:
 	./scripts/mkdeb.sh

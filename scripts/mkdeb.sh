@@ -29,16 +29,15 @@ ok() { n=$((n + 1)); echo "ok $n - deb: $*"; }
 notok() { n=$((n + 1)); echo "not ok $n - deb: $*"; fail=1; }
 finish() { echo "1..$n"; exit $fail; }
 
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
-cver=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version 2>/dev/null)
-if [ -n "$ver" ] && [ "$ver" = "$cver" ]; then
-	ok "version $ver (dkms.conf and debian/changelog agree)"
+if ver=$("$top/scripts/version.sh") && dver=$("$top/scripts/version.sh" --debian); then
+	ok "version $ver, Debian $dver (dkms.conf and debian/changelog agree)"
 else
-	notok "dkms.conf's PACKAGE_VERSION '$ver' is debian/changelog's '$cver'"
+	notok "version (scripts/version.sh)"
 	finish
 fi
 
-# The files git knows (committed or not, as dkms.sh does), nothing built.
+# The tree's source files (scripts/srcfiles.sh: git's list in a checkout,
+# else what is there but build products), nothing built.
 if [ -n "$chroot_dir" ]; then
 	bdir=$chroot_dir/tmp/kiwi-deb
 else
@@ -47,8 +46,11 @@ fi
 rm -rf "$bdir"
 src=$bdir/kiwi-$ver
 mkdir -p "$src"
-(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-	xargs -0 cp --parents -t "$src" 2>/dev/null)
+if ! (cd "$top" && scripts/srcfiles.sh | xargs -0 cp --parents -t "$src"); then
+	notok "copy the source files into $src"
+	rm -rf "$bdir"
+	finish
+fi
 log=$out/build.log
 if [ -n "$chroot_dir" ]; then
 	# /proc for the compiler and dpkg; the root stays as mkroot.sh left it
@@ -74,7 +76,7 @@ rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes
 mv "$bdir"/*.deb "$bdir"/*.buildinfo "$bdir"/*.changes "$out"/
 rm -rf "$bdir"
 for p in kiwi-dkms ibverbs-provider-kiwi; do
-	f=$(ls "$out/${p}_${ver}_"*.deb 2>/dev/null | head -n1)
+	f=$(ls "$out/${p}_${dver}_"*.deb 2>/dev/null | head -n1)
 	if [ -n "$f" ]; then ok "$(basename "$f")"; else notok "no $p package"; fi
 done
 

@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# dkms add/build/remove of a copy of the tree against the installed Debian
-# headers, as a user of the DKMS package would run it.  Prints TAP.
+# dkms add/build/remove of the release tarball (`make dist`, unpacked with
+# no .git) against the installed Debian headers, as a user of the tarball
+# would run it.  Prints TAP.
 # Usage: tests/host/dkms.sh [KVER]   (default: `make print-kdir`'s, 6.1)
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kver=${1:-$(make -s -C "$root" --no-print-directory print-kdir | cut -d/ -f4)}
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/dkms.conf")
+ver=$("$root/scripts/version.sh") || exit 1
 n=0
 fail=0
 t() { # t DESC CMD...: one TAP line for CMD's status
@@ -40,10 +41,9 @@ cleanup() {
 trap cleanup EXIT
 cleanup
 
-# Only what git tracks: a DKMS tarball would hold the same.
 src=$tmp/kiwi-$ver
-mkdir -p "$src"
-(cd "$root" && git ls-files -z | xargs -0 cp --parents -t "$src")
+t "make dist, unpacked" sh -c "'$root/scripts/mkdist.sh' '$tmp' &&
+	tar -xzf '$tmp/kiwi_$ver.orig.tar.gz' -C '$tmp' && [ ! -e '$src/.git' ]"
 t "add" dkms add "$src"
 t "build against $kver" dkms build "kiwi/$ver" -k "$kver"
 n=$((n + 1))

@@ -5,7 +5,8 @@
 # with KIWI_VM_ROOT): install kiwi's two packages with dpkg as a user would,
 # use them with nothing staged by hand (kiwi.ko from DKMS's install path,
 # autoloaded by `rdma link add`; the provider from libibverbs' system path),
-# then purge them and find none of their files left.  Prints TAP.
+# then create links from /etc/kiwi/links as kiwi-links.service does at
+# boot, then purge them and find none of their files left.  Prints TAP.
 #
 #   tests/vm/deb-guest.sh DEBDIR     (DEBDIR holds the two .deb files)
 set -uo pipefail
@@ -22,6 +23,9 @@ cleanup() {
 	pkill -x rping 2>/dev/null
 	ip netns exec peer rdma link del kiwi1 2>/dev/null
 	rdma link del kiwi0 2>/dev/null
+	rdma link del kiwiboot0 2>/dev/null
+	rdma link del kiwiboot1 2>/dev/null
+	ip link del vethlate0 2>/dev/null
 	ip netns del peer 2>/dev/null
 	ip link del veth0 2>/dev/null
 }
@@ -101,14 +105,103 @@ tap_check "rping -V, 10 verified pings kiwi0 -> kiwi1 across the veth pair" rpin
 tap_check "rdma link del kiwi0, kiwi1; rmmod kiwi" \
 	sh -c 'rdma link del kiwi0 && ip netns exec peer rdma link del kiwi1 &&
 		rmmod kiwi'
+# Links at boot, as after a reboot (kiwi not loaded): kiwi-links.service
+# run as systemd would start it, this guest running no systemd: the
+# installed unit's ExecStart, word-split as systemd does for a line with
+# no quotes, in systemd's clean environment.
+unit=$(dpkg -L kiwi-dkms | grep '/systemd/system/kiwi-links\.service$')
+execstart=$(sed -n 's/^ExecStart=//p' "$unit" 2>/dev/null)
+read -ra boot_cmd <<< "$execstart"
+links_conf=${boot_cmd[1]:-}
+tap_diag "$unit: ExecStart=$execstart"
+unit_ok() {
+	[ "$(grep -c '^ExecStart=' "$unit")" = 1 ] &&
+	[[ $execstart != *[\"\'\$%\\]* ]] && [[ $execstart == /* ]] &&
+	[ -x "${boot_cmd[0]}" ] && [ -f "$links_conf" ] &&
+	[ -L /etc/systemd/system/multi-user.target.wants/kiwi-links.service ]
+}
+tap_check "kiwi-links.service: one plain ExecStart on the shipped links file, enabled (multi-user.target)" unit_ok
+udev_ok() {
+	dpkg -L kiwi-dkms | grep '/rules\.d/[0-9]*-kiwi-links\.rules$' |
+		xargs grep -E '^ACTION=="add", SUBSYSTEM=="net",.*ENV\{SYSTEMD_WANTS\}\+="kiwi-links\.service"'
+}
+tap_check "its udev rule starts kiwi-links.service when a netdev appears" udev_ok
+
+# boot_run: the unit's command; its exit status in boot_rc, its output in
+# boot.out (stdout) and boot.err (stderr, where errors go).
+boot_run() {
+	env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		"${boot_cmd[@]}" > "$tmp/boot.out" 2> "$tmp/boot.err"
+	boot_rc=$?
+	cat "$tmp/boot.out" "$tmp/boot.err"
+	echo "exit status $boot_rc"
+}
+link_on() { # link_on NAME NETDEV: rdma shows kiwi device NAME on NETDEV
+	rdma link show "$1/1" | grep -qE " netdev $2( |$)"
+}
+cp "$links_conf" "$tmp/links.orig"
+cat >> "$links_conf" <<'CONF'
+kiwiboot0 veth0
+kiwibad0 veth0 extra
+kiwi/bad veth0
+kiwiboot1 vethlate0   # not there yet
+kiwidup0 veth0
+CONF
+boot_first() {
+	[ ! -d /sys/module/kiwi ] || { echo "kiwi is loaded already"; return 1; }
+	boot_run
+	[ "$boot_rc" = 1 ] && [ -d /sys/module/kiwi ] && link_on kiwiboot0 veth0 &&
+	[ "$(rdma link show | grep -c ' netdev ')" = 1 ]
+}
+tap_check "boot run: loads kiwi, creates kiwiboot0 on veth0, only it, exits 1" boot_first
+# errors: the error lines of the last run
+errors() { grep -c '^kiwi-links: ' "$tmp/boot.err"; }
+bad_lines() {
+	local n0
+	n0=$(wc -l < "$tmp/links.orig")
+	cat "$tmp/boot.err"
+	grep -qF "$links_conf:$((n0 + 2)): expected \"NAME NETDEV\"" "$tmp/boot.err" &&
+	grep -qF "$links_conf:$((n0 + 3)): \"kiwi/bad\" is not a device name" "$tmp/boot.err" &&
+	grep -qF "$links_conf:$((n0 + 5)): rdma link add kiwidup0 type kiwi netdev veth0: " "$tmp/boot.err" &&
+	[ "$(errors)" = 3 ] && grep -q 'vethlate0 is not there yet' "$tmp/boot.out"
+}
+tap_check "boot run: the 3 bad lines on stderr with file:line (2 malformed, 1 refused by rdma), nothing else; vethlate0 waits" bad_lines
+boot_again() {
+	boot_run
+	[ "$boot_rc" = 1 ] && link_on kiwiboot0 veth0 &&
+	[ "$(rdma link show | grep -c ' netdev ')" = 1 ] &&
+	grep -q 'kiwiboot0 on veth0 is already there' "$tmp/boot.out" &&
+	[ "$(errors)" = 3 ]
+}
+tap_check "boot run again: harmless, kiwiboot0 left alone, the same 3 errors" boot_again
+# What the udev rule does when a netdev appears: the same unit, again.
+boot_late() {
+	ip link add vethlate0 type veth peer name vethlate1 || return 1
+	boot_run
+	link_on kiwiboot1 vethlate0 && link_on kiwiboot0 veth0 &&
+	[ "$(rdma link show | grep -c ' netdev ')" = 2 ]
+}
+tap_check "netdev vethlate0 appears, the unit runs again: kiwiboot1 on it" boot_late
+boot_clean() {
+	grep -v -e kiwibad0 -e kiwi/bad -e kiwidup0 "$links_conf" > "$tmp/links.good" &&
+	cat "$tmp/links.good" > "$links_conf" || return 1
+	boot_run
+	[ "$boot_rc" = 0 ] && [ ! -s "$tmp/boot.err" ] &&
+	[ "$(rdma link show | grep -c ' netdev ')" = 2 ]
+}
+tap_check "without the bad lines: exit status 0, nothing on stderr" boot_clean
+tap_check "rdma link del kiwiboot0, kiwiboot1; rmmod kiwi" \
+	sh -c 'rdma link del kiwiboot0 && rdma link del kiwiboot1 && rmmod kiwi &&
+		ip link del vethlate0'
 tap_check "dpkg --purge kiwi-dkms ibverbs-provider-kiwi" dpkg --purge $pkgs
 tap_check "dpkg knows neither package any more" \
 	sh -c "! dpkg-query -W -f='\${db:Status-Status}\n' $pkgs 2>/dev/null | grep -qv not-installed"
 left() {
 	local f bad=0
 	while read -r f; do
-		# Directories others share (/usr, /etc) stay; only ours must go.
-		[ -d "$f" ] && [ ! -L "$f" ] && case "$f" in
+		# Directories others share (/usr, /etc, /lib which is a link to
+		# usr/lib on a merged /usr) stay; only ours must go.
+		[ -d "$f" ] && case "$f" in
 			*/kiwi-dkms|*/ibverbs-provider-kiwi|/usr/src/kiwi-*) ;;
 			*) continue ;;
 		esac
