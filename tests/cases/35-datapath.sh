@@ -132,12 +132,15 @@ tos_capture() {
 	timeout 120 python3 - "$1" > "$2" 2>&1 <<'PY' &
 import socket, struct, sys
 port = int(sys.argv[1])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+# ETH_P_ALL: a socket for one protocol sees only what the device takes
+# in, not what it sends
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.bind(("veth0", 0))
 print("ready", flush=True)
 while True:
-    ip = s.recv(65536)[14:]
-    if len(ip) < 20 or ip[9] != 6:
+    frame = s.recv(65536)
+    ip = frame[14:]
+    if frame[12:14] != b"\x08\x00" or len(ip) < 20 or ip[9] != 6:
         continue
     tcp = ip[(ip[0] & 15) * 4:]
     sport, dport = struct.unpack("!HH", tcp[:4])
