@@ -182,7 +182,8 @@ tos_pair() {
 	early=$(awk -v w="$want" '$1 == "s2c" && $3 == "ack" && $2 != w' $cap | wc -l)
 	[ "$bad" -eq 0 ] && [ "$early" -le 1 ] &&
 		[ "$(grep -c '^c2s' $cap)" -ge 5 ] &&
-		[ "$(grep -c '^s2c [0-9a-f]* data$' $cap)" -ge 5 ]
+		[ "$(grep -c '^s2c [0-9a-f]* data$' $cap)" -ge 1 ] &&
+		[ "$(grep -c '^s2c [0-9a-f]* \(ack\|data\)$' $cap)" -ge 5 ]
 }
 
 cleanup
