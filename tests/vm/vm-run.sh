@@ -185,8 +185,8 @@ qpid=$!
 # KIWI_VM_PIN=1: each vCPU thread on a host CPU of its own, the n-th of
 # those this script may use.  Unpinned, spells in which one vCPU runs
 # everything at two thirds of its speed were several times more frequent:
-# benchmarks pin (Documentation/benchmarks.md, "A 64 B Write's one-way
-# trip").  Only where there are as many host CPUs as vCPUs; QEMU's own
+# benchmarks pin (Documentation/benchmarks.md, "The send path's
+# per-message cost").  Only where there are as many host CPUs as vCPUs; QEMU's own
 # threads stay free.
 pin_vcpus() {
 	local list cpus=() r t c i n=0 want=${KIWI_VM_CPUS:-2}
