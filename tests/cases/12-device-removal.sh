@@ -142,7 +142,8 @@ timed_removal() {
 		cmd_ms=$((($(date +%s%N) - start) / 1000000))
 		# the verbs program checks what follows removal from now on
 		touch "$DONE_FILE"
-		if [ $rc = 0 ] && wait_for "$RM_LIMIT" $waitcmd; then
+		# wait_for scales its limit itself; RM_LIMIT is scaled already
+		if [ $rc = 0 ] && wait_for "$((RM_LIMIT / ${KIWI_TIMEOUT_SCALE:-1}))" $waitcmd; then
 			took=$((($(date +%s%N) - start) / 1000000))
 			if [ $took -le $((RM_LIMIT * 1000)) ]; then
 				tap_ok "$desc: done in $took ms (the command $cmd_ms ms)"
