@@ -68,7 +68,8 @@ if [ "$quick" = 1 ]; then
 fi
 # a subset, to chase one configuration (never a table of record):
 # KIWI_WB_CONFIGS="kiwi", KIWI_WB_TESTS="write", KIWI_WB_SIZES="65536",
-# KIWI_WB_LAT=0
+# KIWI_WB_LAT=0; and kiwi's A/B variants beside kiwi (variant_switches:
+# KIWI_WB_CONFIGS="kiwi kiwi-inline"), reported as ratios to kiwi
 [ -n "${KIWI_WB_CONFIGS:-}${KIWI_WB_TESTS:-}${KIWI_WB_SIZES:-}${KIWI_WB_LAT:-}" ] && doc=0
 
 # ---------------------------------------------------------------- guest side
@@ -369,17 +370,49 @@ print("%.2f:%d:%d" % (j["sum_received"]["bits_per_second"] / 8 / 1048576,
 	fi
 }
 
+# A/B variants of kiwi (KIWI_WB_CONFIGS="kiwi kiwi-inline"; never a run
+# of record): each names the data-path switches it sets on both sides,
+# SWITCH=VALUE, restored when the configuration ends.
+variant_switches() {
+	case $1 in
+	kiwi-inline) echo rx_defer=0 rresp_defer=0 ;;
+	esac
+}
+
+# a switch's file: debugfs, or a module parameter where it still is one
+switch_file() {
+	local f
+	for f in /sys/kernel/debug/kiwi/$1 /sys/module/kiwi/parameters/$1; do
+		[ -e "$f" ] && { echo "$f"; return 0; }
+	done
+	echo "perftest-wire: no switch $1" >&2
+	return 1
+}
+
+restore=()
+
 # config_up CONFIG: this side's provider and device for CONFIG
 config_up() {
-	local prov
+	local prov s f
 	case $1:$role in
-	kiwi:*|kiwi-siw:A) prov=kiwi ;;
+	kiwi:*|kiwi-siw:A|kiwi-*:*) prov=kiwi ;;
 	siw:*|kiwi-siw:B) prov=siw ;;
 	esac
-	nvmf_link_add $dev $prov "$nic" "$([ $prov = kiwi ] && echo off)"
+	nvmf_link_add $dev $prov "$nic" "$([ $prov = kiwi ] && echo off)" ||
+		return
+	for s in $(variant_switches $1); do
+		f=$(switch_file ${s%%=*}) || return
+		restore+=("$f=$(cat "$f")")
+		echo ${s#*=} > "$f" || return
+	done
 }
 
 config_down() {
+	local s
+	for s in "${restore[@]}"; do
+		echo "${s#*=}" > "${s%%=*}"
+	done
+	restore=()
 	[ -e /sys/class/infiniband/$dev ] || return 0
 	rdma link del $dev && wait_for 10 test ! -e /sys/class/infiniband/$dev
 }

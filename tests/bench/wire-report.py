@@ -362,6 +362,18 @@ def build(runs, meta):
             row("kiwi/siw, %s %s" % (name, size_txt(s)),
                 ratios(val(runs, "kiwi", t, s), val(runs, "siw", t, s)),
                 None, "")
+    # A/B variants of kiwi (perftest-wire.sh's variant_switches), against
+    # kiwi in the same rounds
+    for c in sorted({r["config"] for r in runs} -
+                    {"kiwi", "siw", "kiwi-siw", "tcp"}):
+        for t, name in BW_TESTS:
+            for s in sizes:
+                row("%s/kiwi, %s %s" % (c, name, size_txt(s)),
+                    ratios(val(runs, c, t, s), val(runs, "kiwi", t, s)),
+                    None, "")
+        row("%s/kiwi, ib_write_lat 64 B" % c,
+            ratios(val(runs, c, "write_lat", 64),
+                   val(runs, "kiwi", "write_lat", 64)), None, "")
     table2 = "\n".join(lines)
     bad = [r for r in runs if r["value"] is None]
     why = {}
