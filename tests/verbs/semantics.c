@@ -946,6 +946,75 @@ out:
 	check_counts(what);
 }
 
+/*
+ * An RDMA Read and a Send with a bad lkey, posted as one chain: the Read
+ * is still outstanding (its Response needs a round trip) when the Send
+ * fails, and the Read completes first all the same, flushed or (had its
+ * Response come) successful: completions in SQ order, as for Sends.
+ */
+static void t_read_lkey_chain(void)
+{
+	const char *what = "chain of a Read and a bad lkey";
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	struct ibv_send_wr wr[2], *bad = NULL;
+	struct ibv_mr *cmr, *smr, *rmr;
+	struct ibv_sge sg[2];
+	struct ibv_wc wc;
+	char msg[160];
+	int rv;
+
+	if (!lkey_open(cbuf, sbuf, &cmr, &smr))
+		goto out;
+	/* the Read's sink as RNICs want it: remote write too */
+	rmr = side_reg(&cli, cbuf + 16384, 8192, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
+	if (!rmr)
+		goto out;
+	fill(sbuf, 4096, 9);
+	sg[0] = sge(rmr, cbuf + 16384, 4096);
+	sg[1] = sge(cmr, cbuf, 100);
+	sg[1].lkey = cmr->lkey ^ 0x7f00;	/* another STag index */
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].sg_list = &sg[0];
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_RDMA_READ;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].wr.rdma.rkey = smr->rkey;
+	wr[0].wr.rdma.remote_addr = (uintptr_t)sbuf;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 2;
+	wr[1].sg_list = &sg[1];
+	wr[1].num_sge = 1;
+	wr[1].opcode = IBV_WR_SEND;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	rv = ibv_post_send(cli.qp, &wr[0], &bad);
+	ok(!rv, "%s: posted as one chain", what);
+	if (poll_n(cli.scq, &wc, 1, T_WC) != 1) {
+		ok(false, "%s: first the Read (no completion)", what);
+	} else {
+		ok(wc.wr_id == 1 && (wc.status == IBV_WC_SUCCESS ||
+				     wc.status == IBV_WC_WR_FLUSH_ERR),
+		   "%s: first the Read, successful or flushed", what);
+		if (wc.wr_id != 1)
+			diag("got wr_id %" PRIu64 " %s first", wc.wr_id,
+			     ibv_wc_status_str(wc.status));
+		else if (wc.status == IBV_WC_SUCCESS)
+			ok(diff_at(cbuf + 16384, sbuf, 4096) < 0,
+			   "%s: the Read's data", what);
+	}
+	snprintf(msg, sizeof(msg), "%s: then the bad lkey", what);
+	expect_wc(cli.scq, 2, IBV_WC_LOC_PROT_ERR, -1, T_WC, msg);
+	ok(wait_flag(&cli.disconnected, NULL, T_CM),
+	   "%s: RDMA_CM_EVENT_DISCONNECTED", what);
+	ok(cq_quiet(cli.scq, 100), "%s: nothing else completes", what);
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts(what);
+}
+
 /* ---- remote access violations ------------------------------------------- */
 
 enum acc_case {
@@ -2626,6 +2695,7 @@ int main(int argc, char **argv)
 		t_lkey(LK_OUTSIDE);
 		t_lkey(LK_READ_NO_LW);
 		t_lkey_chain();
+		t_read_lkey_chain();
 	}
 	if (want("access")) {
 		t_access(AC_WRITE_RO);

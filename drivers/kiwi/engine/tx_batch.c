@@ -386,6 +386,38 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 }
 
 /*
+ * How many of the batch's completions are due.  A WR's local error
+ * (kiwi_tx_wr_fail()) waits while a Read posted before it is still
+ * outstanding, and so does everything after it: the error takes the QP
+ * to ERR, and the flush (kiwi_flush_ord_batch()) completes that Read and
+ * these in SQ order, the Read first.
+ */
+static u32 kiwi_batch_due(struct kiwi_qp *qp, const struct kiwi_txs *txs)
+{
+	unsigned long flags;
+	bool reads;
+	u32 i, oldest = 0;
+
+	for (i = 0; i < txs->nwc; i++)
+		if (txs->wc[i].status != IB_WC_SUCCESS)
+			break;
+	if (i == txs->nwc)
+		return i;		/* no error: the usual case, no lock */
+	spin_lock_irqsave(&qp->lock, flags);
+	reads = qp->ord_tail != qp->ord_head;
+	if (reads)
+		oldest = qp->ordq[qp->ord_tail & qp->ord_mask].seq;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!reads)
+		return txs->nwc;
+	for (; i < txs->nwc; i++)
+		if (txs->wc[i].status != IB_WC_SUCCESS &&
+		    (s32)(oldest - txs->wc[i].seq) < 0)
+			break;
+	return i;
+}
+
+/*
  * Post the batch's completions.  Memory operations (REG_MR, LOCAL_INV)
  * complete here too, in SQ order behind the data before them; with no
  * data in the batch nothing is left to wait for, and a parked
@@ -394,11 +426,12 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 void kiwi_batch_complete(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
-	u32 i;
+	u32 i, n = kiwi_batch_due(qp, txs);
 
-	for (i = 0; i < txs->nwc; i++)
+	for (i = 0; i < n; i++)
 		kiwi_cq_push(qp->scq, &txs->wc[i]);
-	txs->nwc = 0;
+	txs->nwc -= n;
+	memmove(txs->wc, txs->wc + n, txs->nwc * sizeof(*txs->wc));
 }
 
 /*
