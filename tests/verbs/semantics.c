@@ -1024,7 +1024,9 @@ static void t_access(enum acc_case c)
 	fill(sbuf, 65536, 7 + c);
 	memcpy(sref, sbuf, 65536);
 	fill(cbuf, slen, 100 + c);
-	cmr = side_reg(&cli, cbuf, slen, IBV_ACCESS_LOCAL_WRITE);
+	/* the sink of the Reads: remote write, as iWARP wants of a sink */
+	cmr = side_reg(&cli, cbuf, slen, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
 	/* the region the test reads from, readable by the peer */
 	smr = side_reg(&srv, sbuf, 16384, access);
 	if (!cmr || !smr)
@@ -2468,7 +2470,9 @@ static void t_kill_receiver(bool reads)
 	}
 	ok(true, "%s: the child connects", what);
 	memcpy(&r, srv.pdata, sizeof(r));
-	mr = side_reg(&srv, kbuf, 2 * MIB, IBV_ACCESS_LOCAL_WRITE);
+	/* the Reads' sink needs remote write (rnic-compat.md) */
+	mr = side_reg(&srv, kbuf, 2 * MIB, IBV_ACCESS_LOCAL_WRITE |
+		      (reads ? IBV_ACCESS_REMOTE_WRITE : 0));
 	if (!mr)
 		goto out;
 	end = kiwi_now_ms() + T_BIG;
