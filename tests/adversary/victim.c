@@ -230,8 +230,10 @@ static void post_requests(struct conn *c)
 	if (!c->sends && !c->reads)
 		return;
 	c->sbuf = calloc(1, len);
+	/* the Reads' sink: remote write, as iWARP wants (rnic-compat.md) */
 	c->smr = c->sbuf ? ibv_reg_mr(v.pd, c->sbuf, len,
-				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_WRITE) : NULL;
 	if (!c->smr) {
 		fail("conn %s: ibv_reg_mr (requester)", c->name);
 		return;

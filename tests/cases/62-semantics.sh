@@ -8,7 +8,10 @@
 # every scenario (SQ full, local protection errors, remote access
 # violations and the error completions, events, QP states and disconnects
 # they bring at both ends, Writes and Reads that a QP's access flags deny
-# or allow, zero-length operations, the SGE limits, what the storage
+# or allow, a Read into a sink without remote write (refused as iWARP
+# RNICs refuse it with the device's rnic_strict 1, the default, read as
+# siw reads it with 0: Documentation/rnic-compat.md), zero-length
+# operations, the SGE limits, what the storage
 # protocols ask of the device (its limits, a QP of 840 send WRs and 6
 # SGEs filled in one chain, the IRD/ORD a listener is offered), 64 MiB
 # messages, a child process killed in the middle of a stream).  Its TAP

@@ -12,11 +12,12 @@
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, access,
- * qpaccess, steal, memops, zero, sge, large, kill; ringfuzz only when named, with
- * -S SEED and -D SECONDS); -P siw says the server end is siw, whose
- * responder-side events, QP state and invalidation flag are not checked
- * (and whose missing remote read check is not tested); -L adds a 32 MiB
- * Write refused while still in flight.  One connection per scenario, a
+ * qpaccess, steal, memops, rnic, zero, sge, large, kill; ringfuzz only
+ * when named, with -S SEED and -D SECONDS); rnic writes the client
+ * device's rnic_strict and puts it back to 1; -P siw says the server end
+ * is siw, whose responder-side events, QP state and invalidation flag are
+ * not checked (and whose missing remote read check is not tested); -L
+ * adds a 32 MiB Write refused while still in flight.  One connection per scenario, a
  * fresh one after each that breaks the QP.  After each scenario kiwi's QP,
  * MR, CQ and PD counts must be back where they were (librdmacm keeps a PD
  * of its own while the listener exists).
@@ -1093,7 +1094,9 @@ static void t_access(enum acc_case c)
 	fill(sbuf, 65536, 7 + c);
 	memcpy(sref, sbuf, 65536);
 	fill(cbuf, slen, 100 + c);
-	cmr = side_reg(&cli, cbuf, slen, IBV_ACCESS_LOCAL_WRITE);
+	/* the sink of the Reads: remote write, as iWARP wants of a sink */
+	cmr = side_reg(&cli, cbuf, slen, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
 	/* the region the test reads from, readable by the peer */
 	smr = side_reg(&srv, sbuf, 16384, access);
 	if (!cmr || !smr)
@@ -1401,6 +1404,162 @@ out:
 	conn_close();
 	free(cbuf);
 	free(sbuf);
+	check_counts(what);
+}
+
+/* ---- what the iWARP RNICs refuse (Documentation/rnic-compat.md) ---------- */
+
+/* the client device's rnic_strict file, known once the client resolved */
+static char rnic_path[256];
+
+static bool rnic_locate(void)
+{
+	if (!cli.id || !cli.id->verbs)
+		return false;
+	snprintf(rnic_path, sizeof(rnic_path),
+		 "/sys/class/infiniband/%s/rnic_strict",
+		 ibv_get_device_name(cli.id->verbs->device));
+	return true;
+}
+
+/* the knob's value, -1 if it cannot be read */
+static int rnic_get(void)
+{
+	char b[16] = "";
+	FILE *f = fopen(rnic_path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(b, sizeof(b), f))
+		b[0] = 0;
+	fclose(f);
+	return b[0] == '0' || b[0] == '1' ? b[0] - '0' : -1;
+}
+
+/* write val to the knob: 0 or the errno of the write */
+static int rnic_put(const char *val)
+{
+	int fd = open(rnic_path, O_WRONLY), rv = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, val, strlen(val)) < 0)
+		rv = errno;
+	close(fd);
+	return rv;
+}
+
+static bool rnic_set(int v)
+{
+	bool good = !rnic_put(v ? "1" : "0") && rnic_get() == v;
+
+	if (!good)
+		diag("%s: could not set %d (reads %d)", rnic_path, v,
+		     rnic_get());
+	return good;
+}
+
+/*
+ * An RDMA Read into a sink registered without remote write.  cxgb4 and
+ * irdma let a Read Response into the sink only if its STag grants
+ * remote write; siw asks for local write only.  kiwi with rnic_strict 1
+ * (the default) fails the Read as cxgb4 does, with a local access error
+ * that takes the QP to ERR and the connection down, before a byte is
+ * asked for; with 0 it reads, as siw.  A sink with remote write reads
+ * either way.  A QP keeps the setting it was created with.
+ */
+static void t_rnic_sink(bool strict)
+{
+	const char *what = strict ?
+		"rnic_strict 1: Read into a sink without remote write" :
+		"rnic_strict 0: Read into a sink without remote write";
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	char *cref = big_alloc(16384);
+	struct ibv_mr *cmr, *wmr, *smr;
+	struct ibv_sge sg, rs;
+	char msg[200];
+	int rv, v;
+
+	if (!cbuf || !sbuf || !cref || !conn_resolve() || !rnic_locate()) {
+		ok(false, "%s: the client resolves its device", what);
+		goto out;
+	}
+	v = rnic_get();
+	if (strict) {
+		ok(v == 1, "%s: %s is 1 by default (reads %d)", what,
+		   rnic_path, v);
+		rv = rnic_put("2");
+		ok(rv == EINVAL && rnic_get() == 1,
+		   "%s: writing 2 fails with EINVAL, the value stays 1 (got %s)",
+		   what, rv ? strerror(rv) : "success");
+	}
+	ok(rnic_set(strict), "%s: %s set to %d", what, rnic_path, strict);
+	if (!side_setup(&cli, &qp_default) ||
+	    !conn_request(&qp_default, NULL, 0) || !conn_accept(NULL, 0)) {
+		ok(false, "%s: connection established", what);
+		goto out;
+	}
+	/* from now on the knob says the opposite: this QP keeps its rules */
+	ok(rnic_set(!strict), "%s: %s set to %d after the QP was created",
+	   what, rnic_path, !strict);
+	fill(sbuf, 65536, 51 + strict);
+	fill(cbuf, 65536, 61 + strict);
+	memcpy(cref, cbuf, 16384);
+	cmr = side_reg(&cli, cbuf, 16384, IBV_ACCESS_LOCAL_WRITE);
+	wmr = side_reg(&cli, cbuf + 32768, 16384, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE);
+	smr = side_reg(&srv, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_READ);
+	if (!cmr || !wmr || !smr)
+		goto out;
+	rs = sge(smr, sbuf + 49152, 64);
+	post_recv(srv.qp, 70, &rs, 1);
+
+	sg = sge(wmr, cbuf + 32768, 4096);
+	ok(!post(cli.qp, IBV_WR_RDMA_READ, 1, &sg, 1, smr->rkey,
+		 (uintptr_t)sbuf, IBV_SEND_SIGNALED),
+	   "%s: Read into a sink with remote write posted", what);
+	snprintf(msg, sizeof(msg), "%s: Read into a sink with remote write",
+		 what);
+	expect_wc(cli.scq, 1, IBV_WC_SUCCESS, 4096, T_WC, msg);
+	ok(diff_at(cbuf + 32768, sbuf, 4096) < 0,
+	   "%s: the sink with remote write holds the server's bytes", what);
+
+	sg = sge(cmr, cbuf, 4096);
+	rv = post(cli.qp, IBV_WR_RDMA_READ, 2, &sg, 1, smr->rkey,
+		  (uintptr_t)sbuf + 8192, IBV_SEND_SIGNALED);
+	ok(!rv, "%s: posted (a refusal shows in the completion)", what);
+	if (!strict) {
+		expect_wc(cli.scq, 2, IBV_WC_SUCCESS, 4096, T_WC, what);
+		ok(diff_at(cbuf, sbuf + 8192, 4096) < 0,
+		   "%s: the sink holds the server's bytes", what);
+		expect_state(&cli, IBV_QPS_RTS, what);
+		expect_state(&srv, IBV_QPS_RTS, what);
+		goto out;
+	}
+	expect_wc(cli.scq, 2, IBV_WC_LOC_ACCESS_ERR, -1, T_WC, what);
+	ok(diff_at(cbuf, cref, 16384) < 0, "%s: the sink is untouched", what);
+	sg = sge(wmr, cbuf + 32768, 16);
+	post(cli.qp, IBV_WR_SEND, 3, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	snprintf(msg, sizeof(msg), "%s: the next WR", what);
+	expect_wc(cli.scq, 3, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	ok(wait_flag(&cli.disconnected, NULL, T_CM) &&
+	   wait_flag(&srv.disconnected, NULL, T_CM),
+	   "%s: both ends see RDMA_CM_EVENT_DISCONNECTED", what);
+	expect_state(&cli, IBV_QPS_ERR, what);
+	expect_state(&srv, IBV_QPS_ERR, what);
+	snprintf(msg, sizeof(msg), "%s: peer's receive", what);
+	expect_wc(srv.rcq, 70, IBV_WC_WR_FLUSH_ERR, -1, T_WC, msg);
+	ok(cq_quiet(srv.rcq, 100) && cq_quiet(cli.scq, 100),
+	   "%s: nothing else completes", what);
+out:
+	conn_close();
+	/* the default again, for whatever runs next */
+	if (rnic_path[0])
+		ok(rnic_set(1), "%s: %s back to 1", what, rnic_path);
+	free(cbuf);
+	free(sbuf);
+	free(cref);
 	check_counts(what);
 }
 
@@ -2537,7 +2696,9 @@ static void t_kill_receiver(bool reads)
 	}
 	ok(true, "%s: the child connects", what);
 	memcpy(&r, srv.pdata, sizeof(r));
-	mr = side_reg(&srv, kbuf, 2 * MIB, IBV_ACCESS_LOCAL_WRITE);
+	/* the Reads' sink needs remote write (rnic-compat.md) */
+	mr = side_reg(&srv, kbuf, 2 * MIB, IBV_ACCESS_LOCAL_WRITE |
+		      (reads ? IBV_ACCESS_REMOTE_WRITE : 0));
 	if (!mr)
 		goto out;
 	end = kiwi_now_ms() + T_BIG;
@@ -2728,6 +2889,10 @@ int main(int argc, char **argv)
 		t_ringfuzz();
 	if (want("memops"))
 		t_memops();
+	if (want("rnic")) {
+		t_rnic_sink(true);
+		t_rnic_sink(false);
+	}
 	if (want("zero"))
 		t_zero();
 	if (want("sge"))

@@ -15,7 +15,7 @@
 
 #define KIWI_TIMEOUT_MAX_MS	600000
 
-/* KIWI_POL_CRC ... KIWI_TCP_KEEPALIVE, in the order of knobs.h */
+/* KIWI_POL_CRC ... KIWI_RNIC_STRICT, in the order of knobs.h */
 #define KIWI_KNOB(knob, ...)	knob,
 enum kiwi_cm_knob {
 #include "knobs.h"
@@ -32,6 +32,8 @@ struct kiwi_cm_knobs {
 unsigned int kiwi_cm_get_timeout(void);
 /* a knob's name: its module parameter's and its sysfs file's */
 const char *kiwi_cm_knob_name(enum kiwi_cm_knob k);
+/* a knob's value on a registered device */
+unsigned int kiwi_cm_knob_get(struct kiwi_dev *kdev, enum kiwi_cm_knob k);
 
 /* per-device sysfs attributes (device.c) */
 ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,

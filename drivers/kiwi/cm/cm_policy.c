@@ -260,6 +260,22 @@ ssize_t kiwi_cm_knob_store(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
 	return cdev ? count : -ENODEV;
 }
 
+/*
+ * For the verbs (a QP's settings when it is created): the device's value,
+ * or the default if its record is gone (a removal racing the verb).
+ */
+unsigned int kiwi_cm_knob_get(struct kiwi_dev *kdev, enum kiwi_cm_knob k)
+{
+	struct kiwi_cm_dev *cdev;
+	unsigned int v;
+
+	mutex_lock(&kiwi_cm_devs_mutex);
+	cdev = kiwi_cm_dev_find(kdev);
+	v = cdev ? READ_ONCE(cdev->knobs.v[k]) : READ_ONCE(kiwi_knobs[k].def);
+	mutex_unlock(&kiwi_cm_devs_mutex);
+	return v;
+}
+
 int kiwi_cm_dev_add(struct kiwi_dev *kdev)
 {
 	struct kiwi_cm_dev *cdev = kzalloc(sizeof(*cdev), GFP_KERNEL);

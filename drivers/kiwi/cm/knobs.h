@@ -28,3 +28,11 @@ KIWI_KNOB(KIWI_POL_FPDU, mpa_fpdu_max, NULL, 65535, 65535)
 KIWI_KNOB(KIWI_TCP_USER_TIMEOUT, tcp_user_timeout_ms, NULL,
 	  KIWI_TIMEOUT_MAX_MS, 30000)
 KIWI_KNOB(KIWI_TCP_KEEPALIVE, tcp_keepalive_s, NULL, MAX_TCP_KEEPIDLE, 30)
+/*
+ * Whether the device refuses what the iWARP RNICs (cxgb4, irdma) refuse
+ * and siw accepts, so that what works on kiwi works on them; 0 accepts
+ * what siw accepts (Documentation/rnic-compat.md).  A per-device setting
+ * only, with no module parameter (cm_policy.c declares none), read when
+ * a QP is created.
+ */
+KIWI_KNOB(KIWI_RNIC_STRICT, rnic_strict, kiwi_pol_bool, 0, 1)

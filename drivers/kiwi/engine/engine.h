@@ -194,6 +194,7 @@ struct kiwi_qp {
 	u8 ird;
 	bool user;
 	bool sig_all;
+	bool rnic_strict;		/* the device's rnic_strict at creation */
 	struct pid *owner;		/* user QPs: the creating process */
 	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 

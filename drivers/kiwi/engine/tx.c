@@ -193,6 +193,7 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	struct kiwi_sqe *sqe = &w->sqe;
 	struct kiwi_cur *c = &w->cur;
 	int access = 0;
+	bool sink = false;
 	u64 total = 0;
 	u32 i;
 
@@ -206,6 +207,7 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 		    sqe->num_sge > KIWI_MAX_SGE_RD)
 			return IB_WC_LOC_QP_OP_ERR;
 		access = IB_ACCESS_LOCAL_WRITE;
+		sink = true;
 		break;
 	case KIWI_OP_WRITE:
 	case KIWI_OP_SEND:
@@ -245,6 +247,19 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 		if (kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
 				  c->sg[i].length, access, &c->gen[i]))
 			return IB_WC_LOC_PROT_ERR;
+		/*
+		 * The Read Request hands the sink's STag to the peer (RFC
+		 * 5040 4.4), whose Read Responses are tagged placements into
+		 * it: an RNIC lets them in only if the STag grants remote
+		 * write (cxgb4 completes the Read with a local access error;
+		 * rdma_rw and libfabric register iWARP sinks with the right).
+		 * siw, and kiwi relaxed, ask for local write only
+		 * (Documentation/rnic-compat.md).
+		 */
+		if (sink && qp->rnic_strict &&
+		    kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
+				  c->sg[i].length, IB_ACCESS_REMOTE_WRITE, NULL))
+			return IB_WC_LOC_ACCESS_ERR;
 	}
 	if (total > KIWI_MAX_MSG_SIZE)
 		return IB_WC_LOC_LEN_ERR;

@@ -10,6 +10,7 @@
 #include <net/sock.h>
 #include <rdma/restrack.h>
 
+#include "cm/cm.h"
 #include "engine/qp.h"
 #include "verbs.h"
 #include "core/kiwi_trace.h"
@@ -74,6 +75,8 @@ static void kiwi_qp_init(struct kiwi_qp *qp, struct kiwi_dev *kdev,
 	qp->access = KIWI_QP_REMOTE;
 	qp->user = user;
 	qp->sig_all = attr->sq_sig_type == IB_SIGNAL_ALL_WR;
+	/* for the QP's life: its WRs keep one set of rules */
+	qp->rnic_strict = kiwi_cm_knob_get(kdev, KIWI_RNIC_STRICT);
 	qp->scq = to_kcq(attr->send_cq);
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
