@@ -110,7 +110,14 @@ enum {
 struct kiwi_txs {
 	struct kiwi_tx fr;		/* the framer */
 	u32 msn[KIWI_QN_MAX];		/* next MSN per untagged queue */
-	u32 max_ulpdu;			/* MULPDU from the MSS */
+	u32 max_ulpdu;			/* MULPDU, kiwi_txs_mulpdu() */
+	u32 mss;			/* the MSS max_ulpdu is for */
+	u16 fpdu_max;			/* negotiated longer FPDUs, 0: none */
+	/*
+	 * The connection's socket, for its MSS (kiwi_txs_mulpdu()): read
+	 * only by the engine, which runs while qp->sock holds it.
+	 */
+	struct sock *sk;
 	struct kiwi_tx_wr wr;
 	/* the batch handed to one tcp_sendmsg(), resumable */
 	struct kvec iov[KIWI_TX_IOV];
@@ -323,6 +330,7 @@ void kiwi_tx_post(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
 void kiwi_tx_work(struct work_struct *work);
 void kiwi_txs_free(struct kiwi_txs *txs);
+u32 kiwi_txs_mulpdu(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
 

@@ -509,6 +509,64 @@ void kiwi_txs_free(struct kiwi_txs *txs)
 	kfree(txs);
 }
 
+/*
+ * The largest ULPDU an FPDU may carry for an MSS of mss: RFC 5044's
+ * MULPDU, so that each FPDU fits one TCP segment, or the negotiated size
+ * where both ends offered FPDUs beyond the MSS.
+ */
+static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
+{
+	u32 m;
+
+	/*
+	 * Both ends offered FPDUs beyond the MSS (mpa_fpdu_max): fewer
+	 * headers to frame and parse, and fewer, larger pieces for TCP.
+	 */
+	if (txs->fpdu_max > mss)
+		mss = txs->fpdu_max;
+	m = kiwi_mpa_mulpdu(mss, txs->fr.markers);
+	/* a tiny MSS: larger FPDUs only cost TCP segmentation */
+	if (m < 512)
+		m = 512;
+	/* with Markers every 512 octets, keep a batch's iov bounded */
+	if (txs->fr.markers && m > 4096)
+		m = 4096;
+	return m;
+}
+
+/*
+ * The largest ULPDU for the connection's MSS as it is now, read for each
+ * FPDU (tx_mutex held).  The path MTU may change under a live connection
+ * (the route's or the device's MTU, an ICMP "fragmentation needed"): TCP
+ * then cuts its segments to the new MSS, and FPDUs sized once at the
+ * start would each straddle two segments from then on, or leave most of
+ * a larger segment unused.
+ *
+ * tcp_current_mss() is not exported, and it may resync the MSS, which
+ * wants the socket's lock; the engine frames without it.  TCP calls it
+ * itself on every tcp_sendmsg() and every push from ACK processing (and
+ * resyncs at once on an ICMP "fragmentation needed"), keeping the result
+ * in mss_cache: the cached value is at most one of our batches behind
+ * the route.  TCP writes it under the socket's lock, hence READ_ONCE()
+ * (siw reads it unlocked too, per WR: siw_update_tcpseg()).  FPDUs
+ * already handed to TCP keep their size.  With Markers the size
+ * may change between any two FPDUs: a Marker's place is a stream
+ * position, not a place in an FPDU, and the MULPDU leaves room for as
+ * many Markers as one MSS can hold (RFC 5044's formula).  Where longer
+ * FPDUs were negotiated, an MSS below their size changes nothing.
+ */
+u32 kiwi_txs_mulpdu(struct kiwi_txs *txs)
+{
+	u32 mss = READ_ONCE(tcp_sk(txs->sk)->mss_cache);
+
+	if (unlikely(mss != txs->mss) && mss) {
+		txs->mss = mss;
+		/* read by the resource dump without tx_mutex */
+		WRITE_ONCE(txs->max_ulpdu, kiwi_txs_mulpdu_for(txs, mss));
+	}
+	return txs->max_ulpdu;
+}
+
 /* The transmit engine's state for a new connection over sk. */
 static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 				     struct sock *sk)
@@ -540,19 +598,10 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	kiwi_tx_init(&txs->fr, &tc);
 	for (i = 0; i < KIWI_QN_MAX; i++)
 		txs->msn[i] = 1;
-	/*
-	 * Both ends offered FPDUs beyond the MSS (mpa_fpdu_max): fewer
-	 * headers to frame and parse, and fewer, larger pieces for TCP.
-	 */
-	if (res->fpdu_max > mss)
-		mss = res->fpdu_max;
-	txs->max_ulpdu = kiwi_mpa_mulpdu(mss, res->markers_tx);
-	/* a tiny MSS: larger FPDUs only cost TCP segmentation */
-	if (txs->max_ulpdu < 512)
-		txs->max_ulpdu = 512;
-	/* with Markers every 512 octets, keep a batch's iov bounded */
-	if (res->markers_tx && txs->max_ulpdu > 4096)
-		txs->max_ulpdu = 4096;
+	txs->sk = sk;
+	txs->fpdu_max = res->fpdu_max;
+	txs->mss = mss;
+	txs->max_ulpdu = kiwi_txs_mulpdu_for(txs, mss);
 	return txs;
 }
 

@@ -241,7 +241,7 @@ static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		      const struct kiwi_cur *cur, u32 left, u32 room)
 {
-	u32 max = txs->max_ulpdu - kiwi_hdr_len(h);
+	u32 max = kiwi_txs_mulpdu(txs) - kiwi_hdr_len(h);
 
 	return kiwi_cur_span(cur, min(left, max), room);
 }

@@ -225,7 +225,7 @@ static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs;
 	struct sock *sk;
-	u32 v[6], bytes;
+	u32 v[8], bytes;
 	int rv = 0;
 
 	mutex_lock(&qp->stop_mutex);
@@ -241,10 +241,15 @@ static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
 	v[4] = READ_ONCE(sk->sk_sndbuf);
 	v[5] = READ_ONCE(tcp_sk(sk)->rcv_nxt) -
 	       READ_ONCE(tcp_sk(sk)->copied_seq);
+	/* the FPDU size the engine last framed for, and TCP's MSS now */
+	v[6] = READ_ONCE(txs->max_ulpdu);
+	v[7] = READ_ONCE(tcp_sk(sk)->mss_cache);
 	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
 	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
 	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent", bytes) ||
 	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
+	    rdma_nl_put_driver_u32(msg, "tx_mulpdu", v[6]) ||
+	    rdma_nl_put_driver_u32(msg, "sk_mss", v[7]) ||
 	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
 	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
 	    rdma_nl_put_driver_u32(msg, "sk_unread", v[5]) ||
