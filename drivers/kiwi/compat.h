@@ -60,22 +60,25 @@ static inline struct ib_udata *kiwi_cq_udata(struct ib_udata *udata)
 
 /*
  * Hand len bytes at off in page to TCP by reference (the caller holds
- * the socket lock and has checked sendpage_ok()).  more: further bytes
- * follow at once, so TCP need not push a partial segment.  Bytes taken,
- * or -errno (-EAGAIN: no room).
+ * the socket lock and has checked sendpage_ok()), attached to uarg: a
+ * zerocopy ubuf_info (MSG_ZEROCOPY with msg_ubuf, as io_uring sends;
+ * 6.0 and later).  more: further bytes follow at once, so TCP need not
+ * push a partial segment.  Bytes taken, or -errno (-EAGAIN: no room).
  *
- * Until 6.4 that is sendpage; 6.5 removed it for sendmsg() with
- * MSG_SPLICE_PAGES.  Go by the version, not by #ifdef MSG_SPLICE_PAGES:
- * Debian's 6.1 (6.1.192) defines that flag while its TCP ignores it and
- * would silently copy.
+ * Not sendpage (6.1) or MSG_SPLICE_PAGES (6.5 on): an skb that carries a
+ * ubuf_info has its frags copied before it reaches a receiver on this
+ * host (skb_orphan_frags_rx() on local delivery, as for MSG_ZEROCOPY).  kiwi completes a WR on the peer's ACK, which is
+ * safe only if the peer holds its own copy by then; over a veth or the
+ * loopback a spliced page is shared with the receiver's skb, which the
+ * receiver may copy out long after its TCP acknowledged it.
  */
-#if KIWI_KERNEL_AT_LEAST(6, 5)
 static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 				       int off, size_t len, int flags,
-				       bool more)
+				       bool more, struct ubuf_info *uarg)
 {
 	struct msghdr msg = {
-		.msg_flags = flags | MSG_SPLICE_PAGES | (more ? MSG_MORE : 0),
+		.msg_flags = flags | MSG_ZEROCOPY | (more ? MSG_MORE : 0),
+		.msg_ubuf = uarg,
 	};
 	struct bio_vec bv;
 
@@ -83,15 +86,19 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, len);
 	return tcp_sendmsg_locked(sk, &msg, len);
 }
+
+/*
+ * A ubuf_info's release callback: a function pointer in it up to 6.9,
+ * an ops structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines what
+ * kiwi_ubuf_init(u, o, fn) points u at.
+ */
+#if KIWI_KERNEL_AT_LEAST(6, 10)
+#define KIWI_UBUF_OPS(o, fn)						\
+	static const struct ubuf_info_ops o = { .complete = fn }
+#define kiwi_ubuf_init(u, o, fn)	((u)->ops = &(o))
 #else
-static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
-				       int off, size_t len, int flags,
-				       bool more)
-{
-	if (more)
-		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
-	return tcp_sendpage_locked(sk, page, off, len, flags);
-}
+#define KIWI_UBUF_OPS(o, fn)	struct kiwi_ubuf_ops_unused
+#define kiwi_ubuf_init(u, o, fn)	((u)->callback = (fn))
 #endif
 
 /*

@@ -139,8 +139,6 @@ run_pairing() {
 		else
 			tap_fail "$label: controller live (state $st)"
 		fi
-		# off by default (benchmarks.md); on here, to check it
-		[ "$h" = kiwi ] && echo 1 > /sys/module/kiwi/parameters/tx_zcopy
 		z0=$(zc_bytes)
 		tap_check "$label: fio 4 KiB random write + crc32c verify ($size4k)" \
 			nvmf_fio_verify v4k "$NVMF_DEV" "$size4k" 4k

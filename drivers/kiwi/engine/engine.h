@@ -104,7 +104,20 @@ enum {
 	KIWI_EF_QUIESCED,	/* engines stopped, queues flushed */
 	KIWI_EF_TX_STOP,	/* tx sends nothing more */
 	KIWI_EF_FLUSHED,	/* kiwi_qp_flush_all() ran: flush at once */
+	KIWI_EF_ACK_WAIT,	/* tx waits for snd_una to pass txs->ack_seq */
 };
+
+/*
+ * A completion held until the peer's TCP acknowledged seq (ack), or only
+ * queued behind one that is (!ack): tx_batch.c, kiwi_tx_reap().
+ */
+struct kiwi_held {
+	struct kiwi_wc wc;
+	u32 seq;
+	bool ack;
+};
+
+#define KIWI_TX_HELD	64	/* a power of two, >= 2 * KIWI_TX_WC */
 
 /* Transmission engine state (tx*.c), serialised by qp->tx_mutex. */
 struct kiwi_txs {
@@ -141,6 +154,22 @@ struct kiwi_txs {
 	u32 nmrs;
 	struct kiwi_wc wc[KIWI_TX_WC];	/* completions once the batch is out */
 	u32 nwc;
+	/*
+	 * Zero copy: the batch's payload bytes by page reference; the end
+	 * of the last batch that had some (zc_live: not yet acknowledged,
+	 * zc_held of its and earlier batches' bytes); completions held for
+	 * the peer's ACK, from held_tail to held_head (KIWI_TX_HELD, allocated
+	 * at the first zero copy); the sequence number write_space waits for.
+	 */
+	u32 zcb;
+	struct ubuf_info *ubuf;		/* attached to them (tx_batch.c) */
+	u32 zc_seq;
+	bool zc_live;
+	u64 zc_held;
+	struct kiwi_held *held;
+	u32 held_head;
+	u32 held_tail;
+	u32 ack_seq;
 	struct kiwi_hdr term;		/* Terminate to send (KIWI_EF_TERM) */
 	bool term_queued;		/* it is in the batch */
 	bool more;			/* more FPDUs wait: MSG_MORE */
@@ -333,6 +362,10 @@ void kiwi_txs_free(struct kiwi_txs *txs);
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
+void kiwi_tx_reap(struct kiwi_qp *qp, bool arm);
+struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i);
+void kiwi_tx_wc_flushed(struct kiwi_txs *txs);
+void kiwi_zc_ubufs_wait(void);
 
 /* rx.c */
 extern unsigned int kiwi_rx_defer;

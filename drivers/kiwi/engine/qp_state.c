@@ -347,22 +347,25 @@ static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
 }
 
 /*
- * Reads in ORD and the completions of the batch TCP did not take in full
- * (its WRs did not all leave), merged in SQ order.  Under qp->lock.
+ * Reads in ORD and the transmit completions not posted (held for the
+ * peer's ACK of pages sent by reference, or of the batch TCP did not
+ * take in full), merged in SQ order.  Under qp->lock.
  */
 static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 				 u8 *st)
 {
+	struct kiwi_wc *wc;
 	int i = 0;
 
-	while (qp->ord_tail != qp->ord_head || (txs && i < txs->nwc)) {
+	while (qp->ord_tail != qp->ord_head ||
+	       (txs && kiwi_tx_wc_pending(txs, i))) {
 		struct kiwi_ord_ent *e =
 			&qp->ordq[qp->ord_tail & qp->ord_mask];
 
+		wc = txs ? kiwi_tx_wc_pending(txs, i) : NULL;
 		if (qp->ord_tail == qp->ord_head ||
-		    (txs && i < txs->nwc &&
-		     (s32)(txs->wc[i].seq - e->seq) < 0)) {
-			struct kiwi_wc *wc = &txs->wc[i++];
+		    (wc && (s32)(wc->seq - e->seq) < 0)) {
+			i++;
 
 			/*
 			 * memory operations took effect: as they were; a
@@ -387,7 +390,7 @@ static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 		qp->ord_tail++;
 	}
 	if (txs)
-		txs->nwc = 0;		/* completed above */
+		kiwi_tx_wc_flushed(txs);	/* completed above */
 }
 
 /* The WR the transmit engine was in the middle of, and its MRs. */
@@ -461,6 +464,9 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	kiwi_qp_state_set(qp, IB_QPS_ERR);
 	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
 	qp->term_status = IB_WC_SUCCESS;
+	/* held completions whose bytes the peer acknowledged: done */
+	if (txs && test_bit(KIWI_EF_ON, &qp->eflags) && qp->sock)
+		kiwi_tx_reap(qp, false);
 	kiwi_flush_ord_batch(qp, txs, &st);
 	kiwi_tx_drop_batch(qp, &st);	/* its MRs and kvecs */
 	kiwi_flush_tx_wr(qp, txs, &st);
@@ -504,8 +510,10 @@ static void kiwi_qp_quiesce(struct kiwi_qp *qp)
 
 void kiwi_txs_free(struct kiwi_txs *txs)
 {
-	if (txs)
+	if (txs) {
 		kfree(txs->fbuf);
+		kfree(txs->held);	/* empty: flushed at llp_stop */
+	}
 	kfree(txs);
 }
 

@@ -12,15 +12,15 @@
  * FPDUs are framed by the protocol core around the caller's payload and
  * collected into a batch of kvecs (framing bytes and inline data in
  * txs->fbuf, payload straight from the registered pages), handed to TCP
- * with one non-blocking tcp_sendmsg(), which copies it.  A partial
- * send is resumed where it stopped once sk_write_space says there is
- * room: no busy waiting.  Read Responses take precedence over SQ work at
- * FPDU granularity.  Sends and Writes complete when the batch holding
- * their last FPDU is in TCP's hands; Reads complete in rx when their last
- * Read Response is placed.
- *
- * Read Responses without CRC may instead hand their pages to TCP by
- * reference (kiwi_tx_zc_ok(), Documentation/datapath.md "Zero copy").
+ * with non-blocking sends: the pages of messages of kiwi_tx_zcopy_min
+ * bytes and more by reference, the rest copied by TCP (kiwi_tx_zc_ok(),
+ * Documentation/datapath.md "Zero copy").  A partial send is resumed
+ * where it stopped once sk_write_space says there is room: no busy
+ * waiting.  Read Responses take precedence over SQ work at FPDU
+ * granularity.  Sends and Writes complete when the batch holding their
+ * last FPDU is in TCP's hands, or, once pages went by reference, when
+ * the peer acknowledged them (kiwi_tx_reap(), woken by sk_write_space on
+ * the ACK); Reads complete in rx when their last Read Response is placed.
  */
 #include <linux/debugfs.h>
 #include <linux/moduleparam.h>
@@ -42,18 +42,25 @@
  */
 static struct workqueue_struct *kiwi_tx_wq;
 
-static int kiwi_tx_zc_bytes_get(void *data, u64 *val)
+static int kiwi_tx_counter_get(void *data, u64 *val)
 {
-	*val = atomic64_read(&kiwi_tx_zc_bytes);
+	*val = atomic64_read(data);
 	return 0;
 }
-DEFINE_DEBUGFS_ATTRIBUTE(kiwi_tx_zc_fops, kiwi_tx_zc_bytes_get, NULL,
+DEFINE_DEBUGFS_ATTRIBUTE(kiwi_tx_counter_fops, kiwi_tx_counter_get, NULL,
 			 "%llu\n");
 
 int kiwi_dp_init(struct dentry *debugfs)
 {
-	debugfs_create_file_unsafe("tx_zcopy_bytes", 0444, debugfs, NULL,
-				   &kiwi_tx_zc_fops);
+	debugfs_create_file_unsafe("tx_zcopy_bytes", 0444, debugfs,
+				   &kiwi_tx_zc_bytes, &kiwi_tx_counter_fops);
+	debugfs_create_file_unsafe("tx_copy_bytes", 0444, debugfs,
+				   &kiwi_tx_copy_bytes, &kiwi_tx_counter_fops);
+	debugfs_create_file_unsafe("tx_zcopy_held", 0444, debugfs,
+				   &kiwi_tx_zc_held, &kiwi_tx_counter_fops);
+	/* A/B switches for measurements (tx_batch.c) */
+	debugfs_create_bool("tx_zcopy", 0644, debugfs, &kiwi_tx_zcopy);
+	debugfs_create_u32("tx_zcopy_min", 0644, debugfs, &kiwi_tx_zcopy_min);
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
 	if (!kiwi_tx_wq)
@@ -69,6 +76,7 @@ int kiwi_dp_init(struct dentry *debugfs)
 /* after every device (and so every QP) is gone */
 void kiwi_dp_exit(void)
 {
+	kiwi_zc_ubufs_wait();
 	kiwi_rx_wq_exit();
 	if (kiwi_tx_wq)
 		destroy_workqueue(kiwi_tx_wq);
@@ -422,6 +430,10 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 		kiwi_tx_wr_fail(qp, w, st);
 		return KIWI_NEXT_FAIL;
 	}
+	if (w->sqe.opcode != KIWI_OP_READ &&
+	    w->sqe.opcode != KIWI_OP_READ_LOCAL_INV &&
+	    !(w->sqe.flags & KIWI_WQE_INLINE))
+		w->cur.zc = kiwi_tx_zc_ok(qp, w->total, false);
 	return KIWI_NEXT_WR;
 none:
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -565,7 +577,7 @@ static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 	c->sg[0].length = e->len - e->sent;
 	c->mr[0] = e->mr;
 	c->gen[0] = e->gen;
-	c->zc = kiwi_tx_zc_ok(txs);
+	c->zc = kiwi_tx_zc_ok(qp, e->len, true);
 	kiwi_hdr_init(&h, KIWI_RDMAP_READ_RESP);
 	h.stag = e->sink_stag;
 	h.to = e->sink_to + e->sent;
@@ -707,6 +719,9 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	/* only the engine sets it: no atomic unless it is set */
 	if (test_bit(KIWI_EF_WAIT_SPACE, &qp->eflags))
 		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
+	/* completions held for ACKs that may have come (the ACK's kick) */
+	if (txs->zc_live || txs->held_head != txs->held_tail)
+		kiwi_tx_reap(qp, true);
 	/*
 	 * Busy once an SQE is taken (kiwi_tx_take()), except where the loop
 	 * stops looking at the SQ: a wait for write space or ORD credit and
@@ -754,6 +769,19 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			break;
 		if (sent >= budget) {
 			kiwi_tx_kick(qp);	/* let others run */
+			return;
+		}
+		if (kiwi_tx_held_full(txs)) {
+			/*
+			 * The ACK that frees some brings the engine back
+			 * (kiwi_tx_reap() armed it); TCP must not keep the
+			 * tail of the last batch corked for MSG_MORE, as it
+			 * would until a probe timer with nothing else to send.
+			 */
+			if (txs->more) {
+				txs->more = false;
+				tcp_sock_set_cork(qp->sock->sk, false);
+			}
 			return;
 		}
 		if (kiwi_batch_fill(qp) <= 0 && !txs->niov) {
@@ -874,17 +902,41 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 	mutex_unlock(&qp->tx_mutex);
 }
 
+/*
+ * TCP has room again, or (with SOCK_NOSPACE kept set while completions
+ * wait for ACKs, kiwi_tx_reap()) it processed an ACK.
+ */
 void kiwi_tx_write_space(struct sock *sk)
 {
 	struct kiwi_qp *qp;
 
 	read_lock_bh(&sk->sk_callback_lock);
 	qp = sk->sk_user_data;
-	if (qp && sk_stream_is_writeable(sk)) {
-		if (sk->sk_socket)
+	if (!qp)
+		goto out;
+	if (sk_stream_is_writeable(sk)) {
+		if (sk->sk_socket) {
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+			/*
+			 * Not while the engine waits for an ACK: it sets
+			 * ACK_WAIT, then NOSPACE; whichever of the two this
+			 * sees after its clear, the flag stays set.
+			 */
+			smp_mb__after_atomic();
+			if (test_bit(KIWI_EF_ACK_WAIT, &qp->eflags))
+				set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		}
 		if (test_and_clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags))
 			kiwi_tx_kick(qp);
 	}
+	if (test_bit(KIWI_EF_ACK_WAIT, &qp->eflags)) {
+		/* the flag before the sequence number it was set for */
+		smp_rmb();
+		if (!before(READ_ONCE(tcp_sk(sk)->snd_una),
+			    READ_ONCE(qp->txs->ack_seq)) &&
+		    test_and_clear_bit(KIWI_EF_ACK_WAIT, &qp->eflags))
+			kiwi_tx_kick(qp);
+	}
+out:
 	read_unlock_bh(&sk->sk_callback_lock);
 }

@@ -8,13 +8,18 @@
 
 #include "engine.h"
 
-/* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
+/* zero copy (tx_batch.c): the debugfs switches and counters */
+extern bool kiwi_tx_zcopy;
+extern u32 kiwi_tx_zcopy_min;
 extern atomic64_t kiwi_tx_zc_bytes;
+extern atomic64_t kiwi_tx_copy_bytes;
+extern atomic64_t kiwi_tx_zc_held;
 
 bool kiwi_cur_stale(const struct kiwi_cur *c);
 void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c);
 u32 kiwi_batch_room(struct kiwi_txs *txs);
-bool kiwi_tx_zc_ok(const struct kiwi_txs *txs);
+bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp);
+bool kiwi_tx_held_full(const struct kiwi_txs *txs);
 u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		      const struct kiwi_cur *cur, u32 left, u32 room);
 int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,

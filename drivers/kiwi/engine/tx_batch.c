@@ -6,8 +6,8 @@
  * references are released once TCP has all of it.  What goes into a
  * batch, and when, is decided by tx.c.
  */
-#include <linux/moduleparam.h>
 #include <linux/uio.h>
+#include <linux/wait_bit.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -15,19 +15,111 @@
 #include "core/kiwi_trace.h"
 
 /*
- * Off by default: with FPDUs of one MSS, each referenced page sits
- * between copied framing bytes, so an skb runs out of fragments after
- * about five FPDUs and TCP sends packets a quarter the size it builds
- * from copied data; on the test bench that costs more than the copy
- * (Documentation/benchmarks.md).
+ * Zero copy (Documentation/datapath.md "Zero copy"): payload pages of
+ * Sends, Writes and Read Responses go to TCP by reference, and a WR whose
+ * pages did completes once the peer's TCP acknowledged them.  debugfs
+ * kiwi/tx_zcopy turns it off, for A/B measurements only.
  */
-static bool kiwi_tx_zcopy;
-module_param_named(tx_zcopy, kiwi_tx_zcopy, bool, 0644);
-MODULE_PARM_DESC(tx_zcopy,
-		 "send Read Responses without CRC by page reference (default off)");
+bool kiwi_tx_zcopy = true;
+
+/*
+ * Messages shorter than this are copied and complete as soon as TCP has
+ * taken them.  Two costs below it outweigh the copy saved:
+ *
+ * - A completion held for the peer's ACK waits a round trip at least,
+ *   and a Linux receiver acknowledges at once only every second
+ *   full-sized segment, otherwise when its delayed-ACK timer fires
+ *   (40 ms at least): a message of a segment or two could see its
+ *   completion held that long, where a copied one completes in the post.
+ * - Each page by reference costs a page reference, an skb fragment of
+ *   its own between copied framing bytes (an skb takes about five
+ *   one-MSS FPDUs instead of ~30), a call into TCP, and the held
+ *   completion its ring slot and a wakeup on the ACK; copying a page
+ *   costs well under a microsecond at memcpy speed.
+ *
+ * 16 KiB, four pages and eleven 1448-byte segments, is the smallest
+ * message whose copy (a few microseconds) is clearly larger than those
+ * fixed costs, and whose ACK the receiver owes without a timer for all
+ * but a last odd segment.  Chosen by that reasoning, not measured here
+ * (benchmarks.md); siw goes by reference from one page, but completes at
+ * TCP's take.  Tunable for measurement: debugfs kiwi/tx_zcopy_min.
+ */
+u32 kiwi_tx_zcopy_min = 16384;
 
 /* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
 atomic64_t kiwi_tx_zc_bytes;
+/* payload bytes TCP (or the framing) copied (debugfs kiwi/tx_copy_bytes) */
+atomic64_t kiwi_tx_copy_bytes;
+/*
+ * bytes TCP took by reference that the peer has not yet acknowledged, as
+ * far as kiwi tracks them: until the ACK or the QP's flush (debugfs
+ * kiwi/tx_zcopy_held)
+ */
+atomic64_t kiwi_tx_zc_held;
+
+/*
+ * The ubuf_infos attached to pages by reference (kiwi_sendpage_locked()),
+ * one per batch: outstanding ones, which module unload waits for (their
+ * callback is kiwi's code).
+ */
+static atomic_t kiwi_zc_ubufs = ATOMIC_INIT(0);
+
+/*
+ * TCP's skbs or their copies dropped a reference; the last one frees it.
+ * Any context (skbs are freed from softirqs and process context alike).
+ */
+static void kiwi_zc_ubuf_put(struct sk_buff *skb, struct ubuf_info *u,
+			     bool zerocopy_success)
+{
+	if (!refcount_dec_and_test(&u->refcnt))
+		return;
+	kfree(u);
+	if (atomic_dec_and_test(&kiwi_zc_ubufs))
+		wake_up_var(&kiwi_zc_ubufs);
+}
+KIWI_UBUF_OPS(kiwi_zc_ubuf_ops, kiwi_zc_ubuf_put);
+
+/* the batch's ubuf_info, with the batch's reference; NULL: copy the page */
+static struct ubuf_info *kiwi_zc_ubuf(struct kiwi_txs *txs)
+{
+	struct ubuf_info *u = txs->ubuf;
+
+	if (u)
+		return u;
+	/* without waiting: the engine may run for memory reclaim's writeback */
+	u = kzalloc(sizeof(*u), GFP_NOWAIT | __GFP_NOWARN);
+	if (!u)
+		return NULL;
+	kiwi_ubuf_init(u, kiwi_zc_ubuf_ops, kiwi_zc_ubuf_put);
+	refcount_set(&u->refcnt, 1);
+	/*
+	 * As MSG_ZEROCOPY's: not copied when a veth forwards the skb, but
+	 * when it is delivered on this host (skb_orphan_frags_rx())
+	 */
+	u->flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
+	atomic_inc(&kiwi_zc_ubufs);
+	txs->ubuf = u;
+	return u;
+}
+
+/* The batch is sent or dropped: TCP's skbs keep their own references. */
+static void kiwi_zc_ubuf_drop(struct kiwi_txs *txs)
+{
+	if (txs->ubuf)
+		net_zcopy_put(txs->ubuf);
+	txs->ubuf = NULL;
+}
+
+/*
+ * Module unload: after every QP, so no batch holds one; what TCP still
+ * holds goes with its skbs once the connections are gone (aborted, their
+ * queues purged).  free_module()'s synchronize_rcu() covers the
+ * callback's last instructions where it ran in a softirq.
+ */
+void kiwi_zc_ubufs_wait(void)
+{
+	wait_var_event(&kiwi_zc_ubufs, !atomic_read(&kiwi_zc_ubufs));
+}
 
 /* ---- payload cursor ---- */
 
@@ -135,6 +227,8 @@ static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
 	u32 last = txs->niov - 1;
 	struct kvec *v = txs->niov ? &txs->iov[last] : NULL;
 
+	if (pg)
+		txs->zcb += n;
 	if (v && kiwi_iov_page(txs, last) == pg && txs->iov_mr[last] == mr &&
 	    txs->iov_gen[last] == gen && v->iov_base + v->iov_len == p) {
 		v->iov_len += n;
@@ -172,24 +266,50 @@ u32 kiwi_batch_room(struct kiwi_txs *txs)
 	return KIWI_TX_IOV - txs->niov - reserve;
 }
 
-/*
- * Whether a cursor's pages may go to TCP by reference rather than be
- * copied into its skbs.  Only Read Responses ask (kiwi_tx_rresp()), for
- * a reason the responder has no completion to delay: the peer's Read
- * completes only once it has every byte, so by then the data left us
- * and a retransmission cannot be needed (those pages may be reused
- * after that, never before).  A Send or Write completes when TCP has
- * it, and the consumer may then reuse the buffer TCP still holds.
- *
- * Not with CRC: TCP reads the page when it transmits, possibly later
- * than the CRC was computed; memory that changes meanwhile (a page
- * re-dirtied under writeback, a process writing to a buffer it exposes)
- * would reach the peer with a stale CRC and cost the connection.  A copy
- * keeps CRC and payload consistent by construction.
- */
-bool kiwi_tx_zc_ok(const struct kiwi_txs *txs)
+/* the ring of held completions, allocated at the first zero copy */
+static bool kiwi_held_ready(struct kiwi_txs *txs)
 {
-	return READ_ONCE(kiwi_tx_zcopy) && !txs->fr.crc_on;
+	if (likely(txs->held))
+		return true;
+	/* without waiting: the engine may run for memory reclaim's writeback */
+	txs->held = kmalloc_array(KIWI_TX_HELD, sizeof(*txs->held),
+				  GFP_NOWAIT | __GFP_NOWARN);
+	return txs->held;
+}
+
+static u32 kiwi_held_count(const struct kiwi_txs *txs)
+{
+	return txs->held_head - txs->held_tail;
+}
+
+/*
+ * Whether len bytes of payload (a Read Response's if rresp) may go to
+ * TCP by page reference rather than be copied into its skbs.  A Send or
+ * Write then completes only when the peer acknowledged its bytes
+ * (kiwi_tx_reap()): TCP reads the pages when it transmits and
+ * retransmits, and the buffer is the consumer's again only after that.
+ * A Read Response has no completion to hold: the peer's Read completes
+ * only once it has every byte.
+ *
+ * With CRC the CRC is computed when the FPDU is framed, TCP reads the
+ * page later: memory that changes in between reaches the peer with a CRC
+ * that does not match, and costs the connection.  Only a user QP's
+ * Sends and Writes go by reference then: the verbs contract leaves the
+ * buffer alone until the completion, and a process that breaks it loses
+ * its own connection.  Kernel consumers send page cache pages that may
+ * be re-dirtied meanwhile (nfsd's Writes; nvme-rdma asks for no stable
+ * pages, and its writes are the target's Reads of the host's pages), and
+ * memory exposed for remote Read has no such contract at all: copied.
+ */
+bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp)
+{
+	struct kiwi_txs *txs = qp->txs;
+
+	if (!READ_ONCE(kiwi_tx_zcopy) || len < READ_ONCE(kiwi_tx_zcopy_min))
+		return false;
+	if (txs->fr.crc_on && (rresp || !qp->user))
+		return false;
+	return kiwi_held_ready(txs);
 }
 
 /*
@@ -210,8 +330,9 @@ static struct page *kiwi_zc_page(void *p)
 
 /*
  * m payload bytes at p, from cur's current SGE, into the batch, and into
- * the FPDU's CRC.  Registered memory goes to TCP by kvec and TCP makes
- * the copy, so its CRC is a pass of its own (the kernel's crc32c()).
+ * the FPDU's CRC.  Registered memory goes to TCP by page reference
+ * (cur->zc), and the CRC is then the one pass over it; or by kvec, TCP
+ * makes the copy and its CRC is a pass of its own (the kernel's crc32c()).
  */
 static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 			     void *p, u32 m)
@@ -353,11 +474,11 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 		len = txs->iov[i].iov_len;
 		j = i + 1;
 		/* a page may have been freed by a misbehaving consumer */
-		if (pg && sendpage_ok(pg)) {
+		if (pg && sendpage_ok(pg) && kiwi_zc_ubuf(txs)) {
 			more = j < txs->niov;
 			rv = kiwi_sendpage_locked(sk, pg,
 					offset_in_page(txs->iov[i].iov_base),
-					len, flags, more);
+					len, flags, more, txs->ubuf);
 			if (rv > 0)
 				atomic64_add(rv, &kiwi_tx_zc_bytes);
 		} else {
@@ -383,6 +504,14 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 	}
 	release_sock(sk);
 	return sent ? sent : rv;
+}
+
+/* the bytes of zero-copy batches up to txs->zc_seq were acknowledged */
+static void kiwi_zc_acked(struct kiwi_txs *txs)
+{
+	txs->zc_live = false;
+	atomic64_sub(txs->zc_held, &kiwi_tx_zc_held);
+	txs->zc_held = 0;
 }
 
 /*
@@ -418,20 +547,143 @@ static u32 kiwi_batch_due(struct kiwi_qp *qp, const struct kiwi_txs *txs)
 }
 
 /*
- * Post the batch's completions.  Memory operations (REG_MR, LOCAL_INV)
- * complete here too, in SQ order behind the data before them; with no
- * data in the batch nothing is left to wait for, and a parked
- * completion would never come (nor would the engine find room again).
+ * Post the held completions whose bytes the peer acknowledged, and those
+ * queued behind them; with arm, make sure that the ACK the oldest
+ * remaining one waits for kicks the engine.  tx_mutex held, or the
+ * engines stopped (the flush, !arm); the socket is the QP's.
+ *
+ * TCP calls sk_write_space on every ACK it processes while SOCK_NOSPACE
+ * is set (tcp_data_snd_check() -> tcp_check_space() -> tcp_new_space(),
+ * 6.1 and 6.12 alike, no SOCK_QUEUE_SHRUNK condition any more), after
+ * it moved snd_una: kiwi_tx_write_space() kicks the engine once snd_una
+ * passed ack_seq.  The flag is set before snd_una is read again, against
+ * tcp_check_space()'s smp_mb(): an ACK either sees the flag or is seen.
+ *
+ * Why the ACK rather than the callback of the ubuf_info the pages carry
+ * (kiwi_zc_ubuf(), called once every skb holding them is freed): the
+ * peer's acknowledgement is what an RNIC completes on and what lets TCP
+ * drop the data; the callback also waits for clones still queued in a
+ * qdisc or driver, and would have to find a QP that may be gone.  The
+ * ubuf_info makes the ACK mean what it says on this host too: a local
+ * receiver gets a copy, not our pages (compat.h).
+ */
+void kiwi_tx_reap(struct kiwi_qp *qp, bool arm)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct sock *sk = qp->sock->sk;
+	struct kiwi_held *h;
+	u32 una, want;
+
+	for (;;) {
+		una = READ_ONCE(tcp_sk(sk)->snd_una);
+		if (txs->zc_live && !before(una, txs->zc_seq))
+			kiwi_zc_acked(txs);
+		while (kiwi_held_count(txs)) {
+			h = &txs->held[txs->held_tail & (KIWI_TX_HELD - 1)];
+			if (h->ack && before(una, h->seq))
+				break;
+			kiwi_cq_push(qp->scq, &h->wc);
+			txs->held_tail++;
+		}
+		/* with none held, for kiwi_tx_zc_held's sake only */
+		want = txs->zc_seq;
+		if (kiwi_held_count(txs))
+			want = txs->held[txs->held_tail &
+					 (KIWI_TX_HELD - 1)].seq;
+		if ((!kiwi_held_count(txs) && !txs->zc_live) || !arm ||
+		    !sk->sk_socket) {
+			if (test_bit(KIWI_EF_ACK_WAIT, &qp->eflags))
+				clear_bit(KIWI_EF_ACK_WAIT, &qp->eflags);
+			return;
+		}
+		WRITE_ONCE(txs->ack_seq, want);
+		/* ack_seq before the flag write_space reads it by */
+		smp_mb__before_atomic();
+		set_bit(KIWI_EF_ACK_WAIT, &qp->eflags);
+		/* ACK_WAIT before NOSPACE: kiwi_tx_write_space() */
+		smp_mb__after_atomic();
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		/* the flags before snd_una, pairs with tcp_check_space() */
+		smp_mb__after_atomic();
+		if (before(READ_ONCE(tcp_sk(sk)->snd_una), want))
+			return;
+	}
+}
+
+/*
+ * The batch is in TCP's hands: post its completions.  Memory operations
+ * (REG_MR, LOCAL_INV) complete here too, in SQ order behind the data
+ * before them; with no data in the batch nothing is left to wait for,
+ * and a parked completion would never come (nor would the engine find
+ * room again).
+ *
+ * While bytes TCP took by reference are not acknowledged, every
+ * completion waits for the end of the last batch that had such bytes:
+ * a WR whose pages went by reference in an earlier batch may end in this
+ * one, and a completion says that every earlier WR is done too (an
+ * unsignaled one before it may have gone by reference).  Behind a held
+ * completion, every later one queues, acknowledged or not: SQ order.
  */
 void kiwi_batch_complete(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_held *h;
 	u32 i, n = kiwi_batch_due(qp, txs);
 
-	for (i = 0; i < n; i++)
-		kiwi_cq_push(qp->scq, &txs->wc[i]);
+	for (i = 0; i < n; i++) {
+		if ((!txs->zc_live && !kiwi_held_count(txs)) ||
+		    /* room was kept (kiwi_tx_held_full()) */
+		    WARN_ON_ONCE(kiwi_held_count(txs) == KIWI_TX_HELD)) {
+			kiwi_cq_push(qp->scq, &txs->wc[i]);
+			continue;
+		}
+		h = &txs->held[txs->held_head++ & (KIWI_TX_HELD - 1)];
+		h->wc = txs->wc[i];
+		h->seq = txs->zc_seq;
+		h->ack = txs->zc_live;
+	}
+	/* what is not due waits for the flush (kiwi_batch_due()) */
 	txs->nwc -= n;
 	memmove(txs->wc, txs->wc + n, txs->nwc * sizeof(*txs->wc));
+	if (txs->zc_live || kiwi_held_count(txs))
+		kiwi_tx_reap(qp, true);
+}
+
+/*
+ * No room for another batch's completions among the held ones: the
+ * engine waits for the ACK that frees some (kiwi_tx_reap() armed it).
+ */
+bool kiwi_tx_held_full(const struct kiwi_txs *txs)
+{
+	BUILD_BUG_ON(KIWI_TX_HELD & (KIWI_TX_HELD - 1));
+	BUILD_BUG_ON(KIWI_TX_HELD < 2 * KIWI_TX_WC);
+	return kiwi_held_count(txs) > KIWI_TX_HELD - KIWI_TX_WC;
+}
+
+/*
+ * The i-th transmit completion not yet posted, oldest first: those held
+ * for ACKs, then the batch's; NULL past the last.  For the flush, with
+ * the engines stopped; kiwi_tx_wc_flushed() when all are posted.
+ */
+struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i)
+{
+	u32 n = kiwi_held_count(txs);
+
+	if (i < n)
+		return &txs->held[(txs->held_tail + i) & (KIWI_TX_HELD - 1)].wc;
+	i -= n;
+	return i < txs->nwc ? &txs->wc[i] : NULL;
+}
+
+/*
+ * The flush posted them.  What TCP holds by reference it keeps until it
+ * frees the skbs (at the latest with the socket): kiwi holds no page.
+ */
+void kiwi_tx_wc_flushed(struct kiwi_txs *txs)
+{
+	txs->nwc = 0;
+	txs->held_tail = txs->held_head;
+	kiwi_zc_acked(txs);
 }
 
 /*
@@ -472,8 +724,10 @@ static void kiwi_batch_clear(struct kiwi_txs *txs)
 	txs->bytes = 0;
 	txs->nfpdu = 0;
 	txs->payload = 0;
+	txs->zcb = 0;
 	txs->flen = 0;
 	txs->stale = false;
+	kiwi_zc_ubuf_drop(txs);
 }
 
 /*
@@ -561,7 +815,18 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 	/* counted as sent once TCP has all of the batch */
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
-	/* TCP has copied the data or holds its own page references */
+	atomic64_add(txs->payload - txs->zcb, &kiwi_tx_copy_bytes);
+	if (txs->zcb) {
+		/* the peer's ACK of this sequence number frees its pages */
+		txs->zc_seq = READ_ONCE(tcp_sk(sk)->write_seq);
+		txs->zc_live = true;
+		txs->zc_held += txs->zcb;
+		atomic64_add(txs->zcb, &kiwi_tx_zc_held);
+	}
+	/*
+	 * TCP has copied the data or holds its own page references: the
+	 * MRs may go (deregistration does not wait for the ACK).
+	 */
 	kiwi_batch_clear(txs);
 	if (unlikely(txs->fgrow))
 		kiwi_fbuf_grow(txs);
