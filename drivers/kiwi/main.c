@@ -263,10 +263,12 @@ static int __init kiwi_init(void)
 		     KIWI_CTRL_ALIVE_OFFSET);
 	BUILD_BUG_ON(KIWI_MAX_MR >= 1 << 24);	/* index field of the STag */
 
-	kiwi_crc_pick();
 	kiwi_dev_attrs_init();
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
 	kiwi_core_debugfs(kiwi_debugfs);
+	kiwi_crc_pick(kiwi_debugfs);
+	kiwi_tx_debugfs(kiwi_debugfs);
+	kiwi_rx_debugfs(kiwi_debugfs);
 
 	rv = kiwi_mem_init();
 	if (rv)

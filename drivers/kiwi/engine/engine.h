@@ -317,6 +317,7 @@ void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu);
 int kiwi_tx_next_cpu(void);
+void kiwi_tx_debugfs(struct dentry *dir);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_post(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
@@ -326,7 +327,7 @@ void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
 
 /* rx.c */
-extern unsigned int kiwi_rx_defer;
+void kiwi_rx_debugfs(struct dentry *dir);
 int kiwi_rx_wq_init(void);
 void kiwi_rx_wq_exit(void);
 void kiwi_rx_work(struct work_struct *work);
