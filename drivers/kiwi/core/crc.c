@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi: which CRC path payload copies take (proto/crc.c), chosen at load
- * from the CPU's features and a short measurement, and switched in
- * debugfs for comparisons.
+ * from the CPU's features and switched in debugfs for comparisons.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>
-#include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
 #include "core.h"
@@ -17,10 +14,10 @@
 /*
  * debugfs kiwi/crc_copy: how payload copies compute their CRC,
  * "onepass" (the crc32 instruction in the same pass as the copy) or
- * "split" (the copy, then the kernel's crc32c()).  At load, the faster
- * of the two on 4 KiB: one pass wins on hardware, but QEMU's TCG
- * emulates crc32 a bit at a time, and there the answer depends on which
- * crc32c() driver the kernel runs (Documentation/module.md).
+ * "split" (the copy, then the kernel's crc32c()).  One pass wherever the
+ * CPU has crc32: the kernel's crc32c() runs the same instruction (fewer
+ * streams) in a second pass, while in one pass it issues beside the
+ * copy's loads and stores (Documentation/module.md).
  */
 static const char * const kiwi_crc_modes[] = { "onepass", "split" };
 
@@ -95,48 +92,14 @@ static const struct file_operations kiwi_crc_v512_fops = {
 	.llseek = default_llseek,
 };
 
-#define KIWI_CRC_PROBE	4096
-
-/* the fastest of 16 runs of a 4 KiB copy with CRC, ns */
-static u64 kiwi_crc_time(void *dst, const void *src, bool soft)
-{
-	u64 best = U64_MAX, t;
-	u32 crc = ~0U;
-	int i;
-
-	WRITE_ONCE(kiwi_crc_soft, soft);
-	for (i = 0; i < 16; i++) {
-		t = ktime_get_ns();
-		crc = kiwi_crc32c_copy(crc, dst, src, KIWI_CRC_PROBE);
-		t = ktime_get_ns() - t;
-		best = min(best, t);
-	}
-	return best;
-}
-
 /* the path of payload copies at load; then its debugfs files */
 void __init kiwi_crc_pick(struct dentry *dir)
 {
-	u8 *buf = NULL;
-
 	kiwi_crc_init();
 	kiwi_crc_v512 = kiwi_cpu_v512_ok();
 	kiwi_crc_soft = !kiwi_cpu_has_crc32();
-	if (!kiwi_crc_soft)
-		buf = kmalloc(2 * KIWI_CRC_PROBE, GFP_KERNEL);
-	if (buf) {
-		u64 one, split;
-
-		memset(buf, 0x5a, 2 * KIWI_CRC_PROBE);
-		one = kiwi_crc_time(buf, buf + KIWI_CRC_PROBE, false);
-		split = kiwi_crc_time(buf, buf + KIWI_CRC_PROBE, true);
-		kfree(buf);
-		kiwi_crc_soft = split < one;
-		pr_info("kiwi: CRC of copies: %s%s (4 KiB: one pass %llu ns, copy then crc32c() %llu ns)\n",
-			kiwi_crc_modes[kiwi_crc_soft],
-			kiwi_crc_v512 ? ", AVX-512 folding from 1 KiB" : "",
-			one, split);
-	}
+	pr_info("kiwi: CRC of copies: %s%s\n", kiwi_crc_modes[kiwi_crc_soft],
+		kiwi_crc_v512 ? ", AVX-512 folding from 1 KiB" : "");
 	debugfs_create_file("crc_copy", 0644, dir, NULL, &kiwi_crc_copy_fops);
 	debugfs_create_file("crc_avx512", 0644, dir, NULL,
 			    &kiwi_crc_v512_fops);
