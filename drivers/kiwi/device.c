@@ -172,7 +172,8 @@ static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 
 /*
  * Per-device connection knobs: one sysfs file per knob, named as the
- * module parameter that gives its default (cm_policy.c parses and stores).
+ * module parameter that gives most their default (cm_policy.c parses and
+ * stores).
  */
 static ssize_t kiwi_knob_show(struct device *dev,
 			      struct device_attribute *attr, char *buf);

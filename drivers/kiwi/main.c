@@ -27,12 +27,12 @@ module_param_named(port_map, kiwi_port_map, bool, 0644);
 MODULE_PARM_DESC(port_map,
 		 "default of each new device's port_map: ports mapped by iwpmd (default N)");
 
+static struct dentry *kiwi_debugfs;
+
 /*
  * Serialises the "one kiwi device per netdev" check with the registration
  * that follows it; rdma_link_ops.newlink runs under a shared lock only.
  */
-static struct dentry *kiwi_debugfs;
-
 static DEFINE_MUTEX(kiwi_link_mutex);
 
 static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
@@ -92,12 +92,34 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 	ibdev->driver_def = kiwi_uapi_defs;
 }
 
+/*
+ * Registration cannot run under the RTNL (query_port takes it), so the
+ * netdev may have started to unregister meanwhile, too early for the
+ * notifier to find us.  Read its state under the RTNL: either the
+ * notifier ran before and missed us, and we remove the device here, or
+ * it runs after and finds it registered.
+ */
+static int kiwi_newlink_recheck(struct ib_device *ibdev,
+				struct net_device *ndev)
+{
+	bool gone;
+
+	rtnl_lock();
+	gone = ndev->reg_state != NETREG_REGISTERED;
+	rtnl_unlock();
+	if (!gone)
+		return 0;
+	/* fails if the notifier's unregistration got there first */
+	if (ib_device_try_get(ibdev))
+		ib_unregister_device_and_put(ibdev);
+	return -ENODEV;
+}
+
 static int kiwi_newlink(const char *name, struct net_device *ndev)
 {
 	struct ib_device *other;
 	struct kiwi_dev *kdev;
 	struct ib_device *ibdev;
-	bool gone;
 	int rv;
 
 	if (!kiwi_netdev_ok(ndev))
@@ -142,23 +164,7 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	rv = ib_register_device(ibdev, name, NULL);
 	if (rv)
 		goto err;
-
-	/*
-	 * Registration cannot run under the RTNL (query_port takes it), so
-	 * the netdev may have started to unregister meanwhile, too early for
-	 * the notifier to find us.  Read its state under the RTNL: either the
-	 * notifier ran before and missed us, and we remove the device here,
-	 * or it runs after and finds it registered.
-	 */
-	rtnl_lock();
-	gone = ndev->reg_state != NETREG_REGISTERED;
-	rtnl_unlock();
-	if (gone) {
-		/* fails if the notifier's unregistration got there first */
-		if (ib_device_try_get(ibdev))
-			ib_unregister_device_and_put(ibdev);
-		rv = -ENODEV;
-	}
+	rv = kiwi_newlink_recheck(ibdev, ndev);
 	put_device(&ibdev->dev);
 	mutex_unlock(&kiwi_link_mutex);
 	return rv;
@@ -263,10 +269,12 @@ static int __init kiwi_init(void)
 		     KIWI_CTRL_ALIVE_OFFSET);
 	BUILD_BUG_ON(KIWI_MAX_MR >= 1 << 24);	/* index field of the STag */
 
-	kiwi_crc_pick();
 	kiwi_dev_attrs_init();
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
 	kiwi_core_debugfs(kiwi_debugfs);
+	kiwi_crc_pick(kiwi_debugfs);
+	kiwi_tx_debugfs(kiwi_debugfs);
+	kiwi_rx_debugfs(kiwi_debugfs);
 
 	rv = kiwi_mem_init();
 	if (rv)

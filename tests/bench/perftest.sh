@@ -188,12 +188,12 @@ links_add() {
 	if [ $prov = kiwi ]; then
 		# the module's default unless the configuration says otherwise
 		[ -n "$rx_defer0" ] ||
-			rx_defer0=$(cat /sys/module/kiwi/parameters/rx_defer)
-		echo "${defer:-$rx_defer0}" > /sys/module/kiwi/parameters/rx_defer ||
+			rx_defer0=$(cat /sys/kernel/debug/kiwi/rx_defer)
+		echo "${defer:-$rx_defer0}" > /sys/kernel/debug/kiwi/rx_defer ||
 			return 1
 		[ -n "$rresp0" ] ||
-			rresp0=$(cat /sys/module/kiwi/parameters/rresp_defer)
-		echo "${rresp:-$rresp0}" > /sys/module/kiwi/parameters/rresp_defer ||
+			rresp0=$(cat /sys/kernel/debug/kiwi/rresp_defer)
+		echo "${rresp:-$rresp0}" > /sys/kernel/debug/kiwi/rresp_defer ||
 			return 1
 	fi
 	type=$(nvmf_provider_type $prov)

@@ -23,6 +23,10 @@
 #     error and one LLP Terminate sent
 #   a plain TCP listener that never answers the Request: one connect
 #     timeout (connect_timeout_ms lowered to 1.5 s for it)
+#   the engine's A/B switches (tx_direct, tx_next_cpu, rx_defer,
+#     rresp_defer, crc_copy, crc_avx512) are debugfs files at their
+#     defaults, none a module parameter; crc_copy switches and refuses
+#     a name it does not know
 #   rping -V of 65000 B with rx_defer=1 (every arrival placed by rx_work):
 #     rx_deferred moves on both ends, bytes conserved; with rx_defer=0 and
 #     rresp_defer=0 neither it nor rresp_deferred moves.  The same two
@@ -62,9 +66,9 @@ cleanup() {
 	[ -n "$old_timeout" ] &&
 		echo "$old_timeout" > /sys/module/kiwi/parameters/connect_timeout_ms
 	[ -n "$old_defer" ] &&
-		echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
+		echo "$old_defer" > /sys/kernel/debug/kiwi/rx_defer
 	[ -n "$old_rresp" ] &&
-		echo "$old_rresp" > /sys/module/kiwi/parameters/rresp_defer
+		echo "$old_rresp" > /sys/kernel/debug/kiwi/rresp_defer
 	[ -d "$tr" ] && echo 0 > "$tr/events/kiwi/enable" 2>/dev/null
 	rdma_pair_teardown $ns kc1 kc0
 	rm -rf "$tmp"
@@ -499,8 +503,36 @@ fpdu_sizes() {
 	done
 	return $bad
 }
-old_defer=$(cat /sys/module/kiwi/parameters/rx_defer)
-echo 1 > /sys/module/kiwi/parameters/rx_defer
+# ab_switches: each switch's debugfs value matches its pattern, and it is
+# no module parameter (issue 41: A/B switches go to debugfs)
+ab_switches() {
+	local d=/sys/kernel/debug/kiwi f got bad=0
+	for f in tx_direct:N tx_next_cpu:Y rx_defer:16384 rresp_defer:4096 \
+		 'crc_copy:onepass|split' 'crc_avx512:Y|N'; do
+		got=$(cat "$d/${f%%:*}") || { bad=1; continue; }
+		echo "${f%%:*} $got"
+		printf '%s\n' "$got" | grep -Eqx "${f#*:}" || bad=1
+		if [ -e "/sys/module/kiwi/parameters/${f%%:*}" ]; then
+			echo "${f%%:*} is still a module parameter"
+			bad=1
+		fi
+	done
+	return $bad
+}
+tap_check "A/B switches in debugfs at their defaults, not module parameters" \
+	ab_switches
+# crc_switch: crc_copy takes split and back, refuses other names
+crc_switch() {
+	local f=/sys/kernel/debug/kiwi/crc_copy old
+	old=$(cat $f) &&
+	echo split > $f && [ "$(cat $f)" = split ] &&
+	! echo fast > $f 2>/dev/null && [ "$(cat $f)" = split ] &&
+	echo "$old" > $f && [ "$(cat $f)" = "$old" ]
+}
+tap_check "debugfs crc_copy switches to split and back, refuses other names" \
+	crc_switch
+old_defer=$(cat /sys/kernel/debug/kiwi/rx_defer)
+echo 1 > /sys/kernel/debug/kiwi/rx_defer
 tap_check "rx_defer=1: rping -V 65000 B x 5 kc0 -> kc1, placed by rx_work" \
 	rping_pair 5 65000
 snaps 7
@@ -511,20 +543,20 @@ tap_check "rx_defer=1: FPDUs and bytes one end sent are what the other received"
 tap_check "mpa_fpdu_max=65535 (the default) on both: FPDUs longer than one MSS both ways" \
 	fpdu_sizes 6 7 gt
 echo 0 > /sys/class/infiniband/kc0/mpa_fpdu_max
-echo 0 > /sys/module/kiwi/parameters/rx_defer
-old_rresp=$(cat /sys/module/kiwi/parameters/rresp_defer)
-echo 0 > /sys/module/kiwi/parameters/rresp_defer
+echo 0 > /sys/kernel/debug/kiwi/rx_defer
+old_rresp=$(cat /sys/kernel/debug/kiwi/rresp_defer)
+echo 0 > /sys/kernel/debug/kiwi/rresp_defer
 tap_check "rx_defer=0 rresp_defer=0: rping -V 65000 B x 5 kc0 -> kc1, all in the softirq" \
 	rping_pair 5 65000
 snaps 8
 tap_check "rx_defer=0 rresp_defer=0: rx_deferred and rresp_deferred still on both ends" \
 	rping_deltas 7 8
-echo "$old_rresp" > /sys/module/kiwi/parameters/rresp_defer
+echo "$old_rresp" > /sys/kernel/debug/kiwi/rresp_defer
 old_rresp=
 tap_check "mpa_fpdu_max=0 on the initiator only: FPDUs of at most one MSS both ways" \
 	fpdu_sizes 7 8 le
 echo 65535 > /sys/class/infiniband/kc0/mpa_fpdu_max
-echo "$old_defer" > /sys/module/kiwi/parameters/rx_defer
+echo "$old_defer" > /sys/kernel/debug/kiwi/rx_defer
 tap_check "rx_defer=$old_defer: rping -V 65000 B x 5 kc0 -> kc1" \
 	rping_pair 5 65000
 old_defer=

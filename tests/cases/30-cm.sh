@@ -3,7 +3,9 @@
 # timeout: 900
 #
 # kiwi's connection management as a user sees it: the MPA policy knobs
-# (module parameters and per-device sysfs files), listeners on a specific
+# (per-device sysfs files; mpa_crc, mpa_fpdu_max and the TCP liveness ones
+# also module parameters, the per-peer mpa_rev, mpa_p2p, mpa_rtr and
+# mpa_markers not), listeners on a specific
 # address, on the wildcard and on IPv6, in the netdev's network namespace;
 # the MPA Reply bytes a plain TCP peer gets (accept, and each refusal the
 # RFCs define), the MPA Request kiwi sends, connect timeout, reject and
@@ -273,20 +275,46 @@ tap_check "kiwi0 on veth0, kiwi1 on veth1" \
 	       rdma link add kiwi1 type kiwi netdev veth1'
 
 # --- policy: module parameters and per-device sysfs ---------------------
+# knobs that are module parameters too; those a user sets per peer are not
+pol_params="mpa_crc mpa_fpdu_max tcp_user_timeout_ms tcp_keepalive_s"
+pol_peer="mpa_rev mpa_p2p mpa_rtr mpa_markers"
 pol_defaults() {
-	local f want got bad=0
+	local f k want got bad=0
 	for f in mpa_crc=off mpa_rev=2 mpa_p2p=1 mpa_rtr=write mpa_markers=0 \
-		 tcp_user_timeout_ms=30000 tcp_keepalive_s=30; do
+		 mpa_fpdu_max=65535 tcp_user_timeout_ms=30000 tcp_keepalive_s=30; do
+		k=${f%%=*}
 		want=${f#*=}
-		got=$(cat "$params/${f%%=*}") || bad=1
-		[ "$got" = "$want" ] || { echo "param ${f%%=*}: $got"; bad=1; }
-		got=$(cat "$sysib/kiwi0/${f%%=*}") || bad=1
-		[ "$got" = "$want" ] || { echo "kiwi0 ${f%%=*}: $got"; bad=1; }
+		if [[ " $pol_peer " == *" $k "* ]]; then
+			[ ! -e "$params/$k" ] ||
+				{ echo "$k is a module parameter"; bad=1; }
+		else
+			got=$(cat "$params/$k") || bad=1
+			[ "$got" = "$want" ] || { echo "param $k: $got"; bad=1; }
+		fi
+		got=$(cat "$sysib/kiwi0/$k") || bad=1
+		[ "$got" = "$want" ] || { echo "kiwi0 $k: $got"; bad=1; }
 	done
 	[ "$(cat $params/connect_timeout_ms)" = 60000 ] || { echo timeout; bad=1; }
 	return $bad
 }
-tap_check "policy defaults: module parameters and kiwi0's sysfs files" pol_defaults
+tap_check "policy defaults: module parameters (none for $pol_peer) and kiwi0's sysfs files" pol_defaults
+
+# the module's parameters: at most those of issue 41's list (tx_zcopy
+# until zero-copy transmit is the only way)
+all_params="$pol_params connect_timeout_ms pending_per_listener
+	pending_per_source port_map"
+params_few() {
+	local p bad=0
+	for p in $(ls $params); do
+		case " $(echo $all_params) tx_zcopy " in
+		*" $p "*) ;;
+		*) echo "unexpected module parameter $p"; bad=1 ;;
+		esac
+	done
+	return $bad
+}
+tap_check "module parameters: none but $(echo $all_params) (and tx_zcopy)" \
+	params_few
 
 # bad values fail with EINVAL (numbers out of range: ERANGE), change nothing
 pol_bad() {
@@ -299,6 +327,8 @@ pol_bad() {
 		e="Invalid argument"
 		case $v in *:range) v=${v%:range}; e="out of range" ;; esac
 		for d in "$params" "$sysib/kiwi1"; do
+			[ "$d" = "$params" ] &&
+				[[ " $pol_peer " == *" ${f%%:*} "* ]] && continue
 			if echo "$v" > "$d/${f%%:*}" 2>"$tmp/err"; then
 				echo "$d/${f%%:*} took '$v'"; bad=1
 			elif ! grep -q "$e" "$tmp/err"; then

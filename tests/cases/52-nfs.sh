@@ -185,7 +185,7 @@ run_pairing() {
 		# kernel posts from contexts that may sleep send there (off by
 		# default): on, so that the data checks run through it
 		[ -d /sys/module/kiwi ] &&
-			echo 1 > /sys/module/kiwi/parameters/tx_direct
+			echo 1 > /sys/kernel/debug/kiwi/tx_direct
 		step "$label: fio 4 KiB random write + crc32c verify ($f4k)" \
 			nfs_bounded 600 nvmf_fio_verify v4k $NFS_MNT/fio-4k "$f4k" 4k \
 				--ioengine=psync

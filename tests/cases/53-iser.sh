@@ -115,7 +115,7 @@ for p in $pairs; do
 	wait_for 30 iscsi_disk > /dev/null && dev=$(iscsi_disk)
 	tap_check "$lab: LUN 0 as a block device (${dev:-none})" test -n "$dev"
 	# kernel posts from contexts that may sleep send there (off by default)
-	echo 1 > /sys/module/kiwi/parameters/tx_direct
+	echo 1 > /sys/kernel/debug/kiwi/tx_direct
 	tap_check "$lab: fio 4 KiB random writes + crc32c verify ($size)" \
 		nvmf_fio_verify iser4k "$dev" $size 4k
 	tap_check "$lab: fio 4-256 KiB random writes + crc32c verify ($size)" \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * kiwi connection management: the iw_cm operations, the MPA policy
- * (module parameters as defaults, per-device overrides in sysfs) and the
+ * (per-device sysfs files, most with a module parameter as default) and the
  * per-device bookkeeping that lets device removal wait for its
  * connections.  The seam with the QP engines is conn.h.
  */
@@ -30,7 +30,7 @@ struct kiwi_cm_knobs {
 
 /* connect_timeout_ms */
 unsigned int kiwi_cm_get_timeout(void);
-/* a knob's name: its module parameter's and its sysfs file's */
+/* a knob's name: its sysfs file's (and module parameter's, if any) */
 const char *kiwi_cm_knob_name(enum kiwi_cm_knob k);
 /* a knob's value on a registered device */
 unsigned int kiwi_cm_knob_get(struct kiwi_dev *kdev, enum kiwi_cm_knob k);

@@ -110,6 +110,32 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 	return rv;
 }
 
+/*
+ * The connect's outcome to the consumer (rv 0: established, pd the
+ * Reply's private data; else the error, pd a rejecting Reply's, if any);
+ * a failed connection lets its socket go.
+ */
+static void kiwi_cep_conn_done(struct kiwi_cep *cep, int rv, const u8 *pd,
+			       u16 pd_len)
+{
+	if (!rv) {
+		cep->state = KIWI_CEP_ESTABLISHED;
+		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
+				pd, pd_len);
+		kiwi_cep_hs_free(cep);	/* pd with it */
+		return;
+	}
+	if (rv == -EAGAIN)
+		rv = -ETIMEDOUT;
+	if (rv == -ETIMEDOUT)
+		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_CONNECT_TIMEOUTS);
+	kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, rv,
+			pd, pd_len);
+	/* an RST frees a peer that never answered */
+	kiwi_cep_release_sock(cep, rv == -ETIMEDOUT);
+	kiwi_cep_drop_conn(cep);
+}
+
 void kiwi_cep_conn_work(struct kiwi_cep *cep)
 {
 	struct kiwi_conn_params params = { .initiator = true };
@@ -171,23 +197,11 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		kiwi_cep_llp_opts(cep);
 		rv = kiwi_qp_llp_start(cep->qp, &cep->conn, cep->sock, &params);
 	}
-	if (rv) {
-		if (rv == -EAGAIN)
-			rv = -ETIMEDOUT;
-		if (rv == -ETIMEDOUT)
-			kiwi_stat_inc(cep->cdev->kdev,
-				      KIWI_STAT_CONNECT_TIMEOUTS);
-		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, rv,
-				pd, pd_len);
-		/* an RST frees a peer that never answered */
-		kiwi_cep_release_sock(cep, rv == -ETIMEDOUT);
-		kiwi_cep_drop_conn(cep);
-	} else {
-		cep->state = KIWI_CEP_ESTABLISHED;
-		kiwi_cep_upcall(cep, cep->cm_id, IW_CM_EVENT_CONNECT_REPLY, 0,
-				f->ulp_pd, f->ulp_pd_len);
-		kiwi_cep_hs_free(cep);	/* f with it */
+	if (!rv) {
+		pd = f->ulp_pd;
+		pd_len = f->ulp_pd_len;
 	}
+	kiwi_cep_conn_done(cep, rv, pd, pd_len);
 out:
 	mutex_unlock(&cep->mutex);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi connection management: the MPA and liveness policy (module
- * parameters as defaults, per-device overrides in sysfs), the connect
+ * kiwi connection management: the MPA and liveness policy (per-device
+ * sysfs files, most with a module parameter as default), the connect
  * timeout, and the per-device records that hold them.
  */
 
@@ -48,7 +48,7 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 /*
  * The knobs of knobs.h: how each reads and writes (a name from a list, or
  * a number up to max) and the default a new device copies, which its
- * module parameter sets (READ_ONCE/WRITE_ONCE).
+ * module parameter, where it has one, sets (READ_ONCE/WRITE_ONCE).
  */
 static struct kiwi_knob {
 	enum kiwi_cm_knob id;
@@ -167,21 +167,17 @@ static const struct kernel_param_ops kiwi_param_knob_ops = {
 	.get = kiwi_param_knob_get,
 };
 
-/* the knobs of knobs.h as module parameters, with their descriptions */
+/*
+ * The knobs of knobs.h that are module parameters too, with their
+ * descriptions.  mpa_rev, mpa_p2p, mpa_rtr and mpa_markers are not: a
+ * user sets them per peer, in the device's sysfs files.
+ */
 #define KIWI_KNOB_PARAM(name, knob, desc)				\
 	module_param_cb(name, &kiwi_param_knob_ops, &kiwi_knobs[knob], 0644); \
 	MODULE_PARM_DESC(name, desc)
 
 KIWI_KNOB_PARAM(mpa_crc, KIWI_POL_CRC,
 		"MPA CRC: off (use it only if the peer asks), preferred, required (default off)");
-KIWI_KNOB_PARAM(mpa_rev, KIWI_POL_REV,
-		"MPA revision offered: 1 or 2 (default 2)");
-KIWI_KNOB_PARAM(mpa_p2p, KIWI_POL_P2P,
-		"peer-to-peer RTR mode (revision 2): 0 or 1 (default 1)");
-KIWI_KNOB_PARAM(mpa_rtr, KIWI_POL_RTR,
-		"RTR message: send, write or read (default write)");
-KIWI_KNOB_PARAM(mpa_markers, KIWI_POL_MARKERS,
-		"ask the peer for MPA Markers: 0 or 1 (default 0)");
 KIWI_KNOB_PARAM(mpa_fpdu_max, KIWI_POL_FPDU,
 		"offer FPDUs longer than one MSS, up to this many bytes, to peers that offer them too; 0: one MSS (default 65535)");
 KIWI_KNOB_PARAM(tcp_user_timeout_ms, KIWI_TCP_USER_TIMEOUT,

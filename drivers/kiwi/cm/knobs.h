@@ -2,9 +2,9 @@
 /*
  * The connection knobs, the one list of them, included where a table of
  * them is built (cm.h, cm_policy.c, device.c) with KIWI_KNOB defined.
- * Each is a module parameter (the default a device copies when it is
- * created; its description is in cm_policy.c) and a per-device sysfs
- * file of the same name: the MPA policy, then how soon a connection whose
+ * Each is a per-device sysfs file and, where cm_policy.c says so, a
+ * module parameter of the same name (the default a device copies when it
+ * is created): the MPA policy, then how soon a connection whose
  * peer or path died is declared dead (set on each connection's TCP socket
  * when it enters RDMA mode, cm.md).
  *

@@ -253,7 +253,7 @@ int kiwi_fill_res_mpa(struct sk_buff *msg, const struct kiwi_mpa_result *r);
 int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void kiwi_mmap_free(struct rdma_user_mmap_entry *rentry);
 
-/* crc.c: the CRC tables and path of payload copies, at load */
-void kiwi_crc_pick(void);
+/* crc.c: the CRC tables and path of payload copies at load, in debugfs */
+void kiwi_crc_pick(struct dentry *dir);
 
 #endif /* KIWI_CORE_H */

@@ -354,6 +354,7 @@ void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu);
 int kiwi_tx_next_cpu(void);
+void kiwi_tx_debugfs(struct dentry *dir);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_post(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
@@ -368,7 +369,7 @@ void kiwi_tx_wc_flushed(struct kiwi_txs *txs);
 void kiwi_zc_ubufs_wait(void);
 
 /* rx.c */
-extern unsigned int kiwi_rx_defer;
+void kiwi_rx_debugfs(struct dentry *dir);
 int kiwi_rx_wq_init(void);
 void kiwi_rx_wq_exit(void);
 void kiwi_rx_work(struct work_struct *work);

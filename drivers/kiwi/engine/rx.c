@@ -18,7 +18,7 @@
  * reading.  The RQ, the ORD and IRD queues are shared with the verbs and
  * tx under qp->lock.
  */
-#include <linux/module.h>
+#include <linux/debugfs.h>
 #include <linux/skbuff.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -496,18 +496,15 @@ static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote,
 static int kiwi_rx_cpu(void);
 
 /*
- * The Responses to a Read Request of rresp_defer bytes or more that came
- * in a softirq are sent by the engine on another CPU, as bulk placement
- * is: where the softirq runs inside the requester's sendmsg() (a veth),
- * sending them from there would put both TCP stacks, the copy and the
- * requester's own polling on the requester's CPU.  0: always from the
- * CPU the Request came on.  The default was chosen by measurement
- * (Documentation/benchmarks.md, "Read Responses from another CPU").
+ * debugfs kiwi/rresp_defer: the Responses to a Read Request of this many
+ * bytes or more that came in a softirq are sent by the engine on another
+ * CPU, as bulk placement is: where the softirq runs inside the
+ * requester's sendmsg() (a veth), both TCP stacks, the copy and the
+ * requester's polling would share its CPU.  0: always from the CPU the
+ * Request came on.  Default by measurement (benchmarks.md, "Read
+ * Responses from another CPU").
  */
 static unsigned int kiwi_rresp_defer = 4096;
-module_param_named(rresp_defer, kiwi_rresp_defer, uint, 0644);
-MODULE_PARM_DESC(rresp_defer,
-		 "Read Requests of this many bytes or more are answered from another CPU; 0: never (default 4096)");
 
 static void kiwi_rx_kick_rresp(struct kiwi_qp *qp, u32 len)
 {
@@ -752,18 +749,22 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
- * Where the receiver's softirq runs in the sender's context (a veth, or
- * loopback), parsing inline puts the sender's copy, both TCP stacks and
- * the receiver's copy on one CPU.  Once rx_defer bytes wait on the
- * socket, rx_work places them from another CPU instead, so that sender
- * and receiver copy in parallel; smaller arrivals (latency) stay inline,
- * where a work item would only add a wakeup.  0 keeps everything inline.
- * The default was chosen by measurement (Documentation/benchmarks.md).
+ * debugfs kiwi/rx_defer: where the receiver's softirq runs in the
+ * sender's context (a veth, loopback), parsing inline puts the sender's
+ * copy, both TCP stacks and the receiver's copy on one CPU.  Once this
+ * many bytes wait on the socket, rx_work places them from another CPU,
+ * so that sender and receiver copy in parallel; smaller arrivals
+ * (latency) stay inline.  0 keeps everything inline.  Default by
+ * measurement (benchmarks.md).
  */
-unsigned int kiwi_rx_defer = 16384;
-module_param_named(rx_defer, kiwi_rx_defer, uint, 0644);
-MODULE_PARM_DESC(rx_defer,
-		 "bytes waiting on a socket from which a worker on another CPU places them; 0: always in the softirq (default 16384)");
+static unsigned int kiwi_rx_defer = 16384;
+
+/* the switches above, A/B tools for measurements (module.md) */
+void kiwi_rx_debugfs(struct dentry *dir)
+{
+	debugfs_create_u32("rx_defer", 0644, dir, &kiwi_rx_defer);
+	debugfs_create_u32("rresp_defer", 0644, dir, &kiwi_rresp_defer);
+}
 
 static struct workqueue_struct *kiwi_rx_wq;
 

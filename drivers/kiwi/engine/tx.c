@@ -23,7 +23,6 @@
  * the ACK); Reads complete in rx when their last Read Response is placed.
  */
 #include <linux/debugfs.h>
-#include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 #include <net/sock.h>
 #include <net/tcp.h>
@@ -819,16 +818,12 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
 }
 
 /*
- * With tx_direct, a kernel post runs the engine in the poster's context
- * when the poster may sleep (a storage target's work item, an RPC task),
- * which saves a worker's wakeup per post.  Off by default: measured, it
- * slowed NFS over RDMA, and with tx_next_cpu iSER too
- * (Documentation/benchmarks.md).
+ * debugfs kiwi/tx_direct: a kernel post runs the engine in the poster's
+ * context when the poster may sleep (a storage target's work item, an
+ * RPC task), saving a worker's wakeup per post.  Off: measured, it slowed
+ * NFS over RDMA, and with tx_next_cpu iSER too (benchmarks.md).
  */
 static bool kiwi_tx_direct;
-module_param_named(tx_direct, kiwi_tx_direct, bool, 0644);
-MODULE_PARM_DESC(tx_direct,
-		 "kernel posts send from the poster's context when it may sleep (default 0)");
 
 /*
  * ULPs post from softirqs, under spinlocks and inside RCU read sections
@@ -853,17 +848,20 @@ int kiwi_tx_next_cpu(void)
 }
 
 /*
- * A kernel post that does not send in its own context queues the engine
- * on the next CPU, not the poster's: the poster goes on with its own work
- * (an initiator's next command, a target's next completion) while the
- * send, and on a veth the peer's receive that runs inside it, take the
- * other CPU.  Measured in benchmarks.md ("Kernel posts queued on the
- * next CPU").
+ * debugfs kiwi/tx_next_cpu: a kernel post that does not send in its own
+ * context queues the engine on the next CPU, not the poster's, so that
+ * the poster goes on with its own work while the send (and on a veth the
+ * peer's receive inside it) takes the other CPU.  Measured in
+ * benchmarks.md ("Kernel posts queued on the next CPU").
  */
 static bool kiwi_tx_next_on = true;
-module_param_named(tx_next_cpu, kiwi_tx_next_on, bool, 0644);
-MODULE_PARM_DESC(tx_next_cpu,
-		 "kernel posts queue the send engine on the next CPU (default 1)");
+
+/* the switches above, A/B tools for measurements (module.md) */
+void kiwi_tx_debugfs(struct dentry *dir)
+{
+	debugfs_create_bool("tx_direct", 0644, dir, &kiwi_tx_direct);
+	debugfs_create_bool("tx_next_cpu", 0644, dir, &kiwi_tx_next_on);
+}
 
 static void kiwi_tx_post_kick(struct kiwi_qp *qp)
 {

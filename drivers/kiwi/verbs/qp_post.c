@@ -40,6 +40,25 @@ static int kiwi_copy_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
 #define KIWI_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
 			 IB_SEND_SOLICITED | IB_SEND_INLINE)
 
+/* a fast-registration WR: the MR must be one of ours, of that type */
+static int kiwi_sqe_reg_mr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+			   const struct ib_reg_wr *reg)
+{
+	struct kiwi_mr *mr;
+
+	if (!reg->mr || reg->mr->device != qp->ibqp.device)
+		return -EINVAL;
+	mr = to_kmr(reg->mr);
+	if (mr->type != KIWI_MR_FAST_REG ||
+	    kiwi_mr_access_ok(reg->access))
+		return -EINVAL;
+	sqe->opcode = KIWI_OP_REG_MR;
+	sqe->reg.mr = (uintptr_t)mr;
+	sqe->reg.key = reg->key;
+	sqe->reg.access = reg->access;
+	return 0;
+}
+
 static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 			    const struct ib_send_wr *wr)
 {
@@ -88,22 +107,11 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 		sqe->opcode = KIWI_OP_LOCAL_INV;
 		sqe->inval_stag = wr->ex.invalidate_rkey;
 		goto done;
-	case IB_WR_REG_MR: {
-		const struct ib_reg_wr *reg = reg_wr(wr);
-		struct kiwi_mr *mr;
-
-		if (!reg->mr || reg->mr->device != qp->ibqp.device)
-			return -EINVAL;
-		mr = to_kmr(reg->mr);
-		if (mr->type != KIWI_MR_FAST_REG ||
-		    kiwi_mr_access_ok(reg->access))
-			return -EINVAL;
-		sqe->opcode = KIWI_OP_REG_MR;
-		sqe->reg.mr = (uintptr_t)mr;
-		sqe->reg.key = reg->key;
-		sqe->reg.access = reg->access;
+	case IB_WR_REG_MR:
+		rv = kiwi_sqe_reg_mr(qp, sqe, reg_wr(wr));
+		if (rv)
+			return rv;
 		goto done;
-	}
 	default:
 		/* immediate data, atomics and the rest: not on iWARP here */
 		return -EINVAL;
