@@ -89,16 +89,17 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 
 /*
  * A ubuf_info's release callback: a function pointer in it up to 6.9,
- * an ops structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines what
- * kiwi_ubuf_init(u, o, fn) points u at.
+ * an ops structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines o, which
+ * kiwi_ubuf_init(u, o) points u at: the ops, or the function itself.
  */
 #if KIWI_KERNEL_AT_LEAST(6, 10)
 #define KIWI_UBUF_OPS(o, fn)						\
 	static const struct ubuf_info_ops o = { .complete = fn }
-#define kiwi_ubuf_init(u, o, fn)	((u)->ops = &(o))
+#define kiwi_ubuf_init(u, o)	((u)->ops = &(o))
 #else
-#define KIWI_UBUF_OPS(o, fn)	struct kiwi_ubuf_ops_unused
-#define kiwi_ubuf_init(u, o, fn)	((u)->callback = (fn))
+#define KIWI_UBUF_OPS(o, fn)						\
+	static void (* const o)(struct sk_buff *, struct ubuf_info *, bool) = fn
+#define kiwi_ubuf_init(u, o)	((u)->callback = (o))
 #endif
 
 /*

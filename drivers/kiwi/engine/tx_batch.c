@@ -90,7 +90,7 @@ static struct ubuf_info *kiwi_zc_ubuf(struct kiwi_txs *txs)
 	u = kzalloc(sizeof(*u), GFP_NOWAIT | __GFP_NOWARN);
 	if (!u)
 		return NULL;
-	kiwi_ubuf_init(u, kiwi_zc_ubuf_ops, kiwi_zc_ubuf_put);
+	kiwi_ubuf_init(u, kiwi_zc_ubuf_ops);
 	refcount_set(&u->refcnt, 1);
 	/*
 	 * As MSG_ZEROCOPY's: not copied when a veth forwards the skb, but
