@@ -21,8 +21,18 @@
  *   KIWI_CONNECT_GATE_SKIP=N      the first N calls do not (default 0)
  *   KIWI_CONNECT_GATE_TIMEOUT=S   give up waiting after S seconds (60), say
  *                                 so on stderr and connect anyway
+ *   KIWI_CONNECT_GATE_CONSUME=1   a connect that found FILE removes it, so
+ *                                 the next one waits for the next listen
+ *   KIWI_LISTEN_DELAY_MS=N        (server) rdma_listen() sleeps N ms first,
+ *                                 as a descheduled server would: the race
+ *                                 the gate closes, made certain
  *
  * A call that had to wait says for how long on stderr.
+ *
+ * Debian's qperf 0.4.11 (tests/cases/67-middleware.sh) has the same race:
+ * cm_open_server() sends the client its port before it calls rdma_listen()
+ * (moved after it upstream in qperf 118a571, "Fix rdmacm race", after
+ * 0.4.11), and it listens once per test.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -84,6 +94,7 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	kiwi_listen_fn real;
 	const char *file;
 	int ret, fd;
+	long delay;
 
 	real = (kiwi_listen_fn)dlsym(RTLD_NEXT, "rdma_listen");
 	if (!real) {
@@ -91,6 +102,13 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		return -1;
 	}
 	call = __atomic_fetch_add(&kiwi_listen_calls, 1, __ATOMIC_RELAXED);
+	delay = kiwi_env_long("KIWI_LISTEN_DELAY_MS", 0);
+	if (delay > 0) {
+		struct timespec ts = { .tv_sec = delay / 1000,
+				       .tv_nsec = delay % 1000 * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	ret = real(id, backlog);
 	file = kiwi_gate("KIWI_LISTEN_GATE", "KIWI_LISTEN_GATE_SKIP", call);
 	if (!ret && file) {
@@ -117,7 +135,10 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	}
 	call = __atomic_fetch_add(&kiwi_connect_calls, 1, __ATOMIC_RELAXED);
 	file = kiwi_gate("KIWI_CONNECT_GATE", "KIWI_CONNECT_GATE_SKIP", call);
-	if (file)
+	if (file) {
 		kiwi_gate_wait(file);
+		if (kiwi_env_long("KIWI_CONNECT_GATE_CONSUME", 0))
+			unlink(file);
+	}
 	return real(id, param);
 }
