@@ -69,7 +69,7 @@ fi
 # a subset, to chase one configuration (never a table of record):
 # KIWI_WB_CONFIGS="kiwi", KIWI_WB_TESTS="write", KIWI_WB_SIZES="65536",
 # KIWI_WB_LAT=0; and kiwi's A/B variants beside kiwi (variant_switches:
-# KIWI_WB_CONFIGS="kiwi kiwi-inline"), reported as ratios to kiwi
+# KIWI_WB_CONFIGS="kiwi kiwi-inline kiwi-copy"), reported as ratios to kiwi
 [ -n "${KIWI_WB_CONFIGS:-}${KIWI_WB_TESTS:-}${KIWI_WB_SIZES:-}${KIWI_WB_LAT:-}" ] && doc=0
 
 # ---------------------------------------------------------------- guest side
@@ -370,12 +370,13 @@ print("%.2f:%d:%d" % (j["sum_received"]["bits_per_second"] / 8 / 1048576,
 	fi
 }
 
-# A/B variants of kiwi (KIWI_WB_CONFIGS="kiwi kiwi-inline"; never a run
+# A/B variants of kiwi (KIWI_WB_CONFIGS="kiwi kiwi-copy"; never a run
 # of record): each names the data-path switches it sets on both sides,
 # SWITCH=VALUE, restored when the configuration ends.
 variant_switches() {
 	case $1 in
 	kiwi-inline) echo rx_defer=0 rresp_defer=0 ;;
+	kiwi-copy) echo tx_zcopy=N ;;
 	esac
 }
 
