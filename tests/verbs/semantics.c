@@ -11,8 +11,8 @@
  *   semantics -c 198.18.0.1 -s 198.18.0.2 -n /var/run/netns/NS
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
- * -t runs only the named groups (comma separated: sqfull, lkey, access,
- * qpaccess, steal, memops, rnic, zero, sge, large, kill; ringfuzz only
+ * -t runs only the named groups (comma separated: sqfull, lkey, order,
+ * access, qpaccess, steal, memops, rnic, zero, sge, large, kill; ringfuzz only
  * when named, with -S SEED and -D SECONDS); rnic writes the client
  * device's rnic_strict and puts it back to 1; -P siw says the server end
  * is siw, whose responder-side events, QP state and invalidation flag are
@@ -1013,6 +1013,198 @@ out:
 	conn_close();
 	free(cbuf);
 	free(sbuf);
+	check_counts(what);
+}
+
+/* ---- send queue completions in posting order ---------------------------- */
+
+/* a Read long enough to complete well after a Send */
+#define ORD_LEN		65536
+
+/* one WR of a chain; post_chain() links them */
+static void chain_wr(struct ibv_send_wr *wr, uint64_t id,
+		     enum ibv_wr_opcode op, struct ibv_sge *sg,
+		     unsigned int flags, uint32_t rkey, const void *raddr)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->opcode = op;
+	wr->sg_list = sg;
+	wr->num_sge = 1;
+	wr->send_flags = flags;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = (uintptr_t)raddr;
+}
+
+static int post_chain(struct ibv_qp *qp, struct ibv_send_wr *wr, int n)
+{
+	struct ibv_send_wr *bad = NULL;
+	int i;
+
+	for (i = 0; i < n; i++)
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	return ibv_post_send(qp, wr, &bad);
+}
+
+/* n successful completions on the client's SQ, exactly in the order ids */
+static bool expect_order(const uint64_t *ids, int n, const char *what)
+{
+	struct ibv_wc wc[4];
+	char seen[128] = "";
+	size_t off = 0;
+	bool good;
+	int got, i;
+
+	got = poll_n(cli.scq, wc, n, T_WC);
+	good = got == n;
+	for (i = 0; i < got; i++) {
+		good = good && wc[i].wr_id == ids[i] &&
+			wc[i].status == IBV_WC_SUCCESS;
+		off += snprintf(seen + off, sizeof(seen) - off, " %" PRIu64 "%s",
+				wc[i].wr_id, wc[i].status ? "(error)" : "");
+	}
+	ok(good, "%s: %d completions in posting order, successful", what, n);
+	if (!good)
+		diag("got %d completion(s), in this order:%s", got, seen);
+	return good;
+}
+
+/*
+ * The buffers of t_order(): the client's source of Writes and Sends at
+ * cbuf, its Read sink (remote write too, as RNICs want it) at cbuf +
+ * ORD_LEN; the server's Read source at sbuf, Write target at sbuf +
+ * ORD_LEN, receive buffer at sbuf + 2 * ORD_LEN.
+ */
+struct order_bufs {
+	char *cbuf, *sbuf;
+	struct ibv_mr *cmr, *smr;
+};
+
+static bool order_open(struct order_bufs *b)
+{
+	size_t len = 3 * ORD_LEN;
+
+	if (!b->cbuf || !b->sbuf || !conn_open(&qp_default))
+		return false;
+	b->cmr = side_reg(&cli, b->cbuf, len, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE);
+	b->smr = side_reg(&srv, b->sbuf, len, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	return b->cmr && b->smr;
+}
+
+/*
+ * A Read, a Write and a Send (wlen bytes of Write, the Write signaled or
+ * not); ids base + 1, 2, 3.  The chain's completions must come in that
+ * order: the Send's and the Write's, which TCP takes at once, wait for
+ * the Read's last Response.  rfirst: the Write goes first instead (its
+ * pages by reference when it is long enough: done on the peer's ACK).
+ */
+static void order_chain(struct order_bufs *b, uint64_t base, uint32_t wlen,
+			bool wsig, bool rfirst, const char *what)
+{
+	char *sink = b->cbuf + ORD_LEN, *dst = b->sbuf + ORD_LEN;
+	struct ibv_send_wr wr[3], rd, w;
+	struct ibv_sge sg[3], rs;
+	uint64_t ids[3];
+	int i, n;
+
+	fill(b->sbuf, ORD_LEN, base + 1);
+	fill(b->cbuf, wlen, base + 2);
+	memset(sink, 0, ORD_LEN);
+	rs = sge(b->smr, b->sbuf + 2 * ORD_LEN, ORD_LEN);
+	if (post_recv(srv.qp, base + 3, &rs, 1)) {
+		ok(false, "%s: receive posted", what);
+		return;
+	}
+	sg[0] = sge(b->cmr, sink, ORD_LEN);
+	sg[1] = sge(b->cmr, b->cbuf, wlen);
+	sg[2] = sge(b->cmr, b->cbuf, 100);
+	chain_wr(&rd, base + 1, IBV_WR_RDMA_READ, &sg[0], IBV_SEND_SIGNALED,
+		 b->smr->rkey, b->sbuf);
+	chain_wr(&w, base + 2, IBV_WR_RDMA_WRITE, &sg[1],
+		 wsig ? IBV_SEND_SIGNALED : 0, b->smr->rkey, dst);
+	wr[0] = rfirst ? w : rd;
+	wr[1] = rfirst ? rd : w;
+	chain_wr(&wr[2], base + 3, IBV_WR_SEND, &sg[2], IBV_SEND_SIGNALED,
+		 0, NULL);
+	for (i = 0, n = 0; i < 3; i++)
+		if (wr[i].send_flags & IBV_SEND_SIGNALED)
+			ids[n++] = wr[i].wr_id;
+	ok(!post_chain(cli.qp, wr, 3), "%s: posted as one chain", what);
+	expect_order(ids, n, what);
+	ok(cq_quiet(cli.scq, 100), "%s: nothing else completes", what);
+	ok(diff_at(sink, b->sbuf, ORD_LEN) < 0, "%s: the Read's data", what);
+	if (expect_wc(srv.rcq, base + 3, IBV_WC_SUCCESS, 100, T_WC, what))
+		ok(diff_at(dst, b->cbuf, wlen) < 0, "%s: the Write's data",
+		   what);
+}
+
+/*
+ * An unsignaled Read and a signaled Send: the Send's completion says the
+ * Read is done too, so its sink holds the data when the Send completes
+ * (an application may take it so, as on RNICs).
+ */
+static void order_unsignaled(struct order_bufs *b, const char *what)
+{
+	char *sink = b->cbuf + ORD_LEN;
+	struct ibv_send_wr wr[2];
+	struct ibv_sge sg[2], rs;
+	struct ibv_wc wc;
+
+	fill(b->sbuf, ORD_LEN, 41);
+	memset(sink, 0, ORD_LEN);
+	rs = sge(b->smr, b->sbuf + 2 * ORD_LEN, ORD_LEN);
+	post_recv(srv.qp, 42, &rs, 1);
+	sg[0] = sge(b->cmr, sink, ORD_LEN);
+	sg[1] = sge(b->cmr, b->cbuf, 100);
+	chain_wr(&wr[0], 41, IBV_WR_RDMA_READ, &sg[0], 0, b->smr->rkey,
+		 b->sbuf);
+	chain_wr(&wr[1], 42, IBV_WR_SEND, &sg[1], IBV_SEND_SIGNALED, 0, NULL);
+	ok(!post_chain(cli.qp, wr, 2), "%s: posted as one chain", what);
+	if (poll_n(cli.scq, &wc, 1, T_WC) != 1) {
+		ok(false, "%s: the Send completes (no completion)", what);
+		return;
+	}
+	/* at once: nothing may still be placing the Read's data */
+	ok(wc.wr_id == 42 && wc.status == IBV_WC_SUCCESS &&
+	   diff_at(sink, b->sbuf, ORD_LEN) < 0,
+	   "%s: at the Send's completion the Read's data is in place", what);
+	if (wc.wr_id != 42 || wc.status != IBV_WC_SUCCESS)
+		diag("got wr_id %" PRIu64 " %s", wc.wr_id,
+		     ibv_wc_status_str(wc.status));
+	ok(cq_quiet(cli.scq, 100), "%s: nothing else completes", what);
+	expect_wc(srv.rcq, 42, IBV_WC_SUCCESS, 100, T_WC, what);
+}
+
+/*
+ * Send queue completions come in posting order, as on RNICs, whatever
+ * each WR waits for: a Read for its last Read Response, a copied Write or
+ * Send for TCP to take it, one whose pages went by reference for the
+ * peer's ACK.  One connection, one chain after the other.
+ */
+static void t_order(void)
+{
+	const char *what = "SQ order";
+	struct order_bufs b = {
+		.cbuf = big_alloc(3 * ORD_LEN),
+		.sbuf = big_alloc(3 * ORD_LEN),
+	};
+
+	if (!order_open(&b))
+		goto out;
+	order_chain(&b, 10, 4096, true, false,
+		    "SQ order: Read 64 KiB, Write 4 KiB, Send, all signaled");
+	order_chain(&b, 20, 4096, false, false,
+		    "SQ order: Read, unsignaled Write, Send");
+	order_chain(&b, 30, ORD_LEN, true, true,
+		    "SQ order: Write 64 KiB, Read 64 KiB, Send");
+	order_unsignaled(&b, "SQ order: unsignaled Read, Send");
+	expect_state(&cli, IBV_QPS_RTS, what);
+out:
+	conn_close();
+	free(b.cbuf);
+	free(b.sbuf);
 	check_counts(what);
 }
 
@@ -2858,6 +3050,8 @@ int main(int argc, char **argv)
 		t_lkey_chain();
 		t_read_lkey_chain();
 	}
+	if (want("order"))
+		t_order();
 	if (want("access")) {
 		t_access(AC_WRITE_RO);
 		t_access(AC_WRITE_BOUNDS);

@@ -23,6 +23,7 @@ struct kiwi_ord_ent {
 	u8 opcode;
 	bool signaled;
 	u32 seq;			/* SQ position of the Read */
+	u32 pend;			/* its entry in txs->held */
 };
 
 /* A Read Request the peer sent, answered by tx in order (IRD). */
@@ -108,13 +109,22 @@ enum {
 };
 
 /*
- * A completion held until the peer's TCP acknowledged seq (ack), or only
- * queued behind one that is (!ack): tx_batch.c, kiwi_tx_reap().
+ * The send queue's completions not yet posted, in SQ order (txs->held,
+ * tx_batch.c): each waits for its own WR to be done, then for every
+ * earlier one.  State of an entry:
  */
+enum {
+	KIWI_HELD_BATCH,	/* in the batch TCP has not taken yet */
+	KIWI_HELD_ACK,		/* taken by reference: the peer's ACK of seq */
+	KIWI_HELD_READ,		/* a Read: its last Read Response */
+	KIWI_HELD_DONE,		/* done: posted once every earlier one is */
+};
+
 struct kiwi_held {
 	struct kiwi_wc wc;
 	u32 seq;
-	bool ack;
+	u8 state;
+	bool cqe;			/* false: an unsignaled Read, no CQE */
 };
 
 #define KIWI_TX_HELD	64	/* a power of two, >= 2 * KIWI_TX_WC */
@@ -157,19 +167,32 @@ struct kiwi_txs {
 	/*
 	 * Zero copy: the batch's payload bytes by page reference; the end
 	 * of the last batch that had some (zc_live: not yet acknowledged,
-	 * zc_held of its and earlier batches' bytes); completions held for
-	 * the peer's ACK, from held_tail to held_head (KIWI_TX_HELD, allocated
-	 * at the first zero copy); the sequence number write_space waits for.
+	 * zc_held of its and earlier batches' bytes); the sequence number
+	 * write_space waits for.
 	 */
 	u32 zcb;
 	struct ubuf_info *ubuf;		/* attached to them (tx_batch.c) */
 	u32 zc_seq;
 	bool zc_live;
+	/*
+	 * Completions waiting for an earlier WR (a Read, pages by
+	 * reference), in SQ order from held_tail to held_head (KIWI_TX_HELD,
+	 * allocated at the first Read or zero copy).  Under qp->lock, since
+	 * rx completes Reads in it; tx alone adds entries, and reads
+	 * held_tail without the lock to see that none waits (the fast
+	 * path: wc[] is then posted as it is).  nbq of the batch's own
+	 * entries are in it from batch_first on; held_busy: a caller of
+	 * kiwi_pend_drain() is posting, and the others leave it theirs.
+	 * (Fields ordered to fill holes: the struct stays in kmalloc-4k.)
+	 */
+	bool held_busy;
+	u8 nbq;
 	u64 zc_held;
 	struct kiwi_held *held;
 	u32 held_head;
 	u32 held_tail;
 	u32 ack_seq;
+	u32 batch_first;
 	struct kiwi_hdr term;		/* Terminate to send (KIWI_EF_TERM) */
 	bool term_queued;		/* it is in the batch */
 	bool more;			/* more FPDUs wait: MSG_MORE */
@@ -363,8 +386,12 @@ void kiwi_txs_free(struct kiwi_txs *txs);
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
-void kiwi_tx_reap(struct kiwi_qp *qp, bool arm);
-struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i);
+void kiwi_tx_reap(struct kiwi_qp *qp);
+void kiwi_pend_drain(struct kiwi_qp *qp);
+void kiwi_pend_read_done(struct kiwi_qp *qp, u32 pos, u8 status);
+void kiwi_tx_pend_acked(struct kiwi_txs *txs, u32 una);
+struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i, bool *done,
+				   bool *cqe);
 void kiwi_tx_wc_flushed(struct kiwi_txs *txs);
 void kiwi_zc_ubufs_wait(void);
 

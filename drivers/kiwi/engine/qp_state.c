@@ -347,50 +347,45 @@ static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
 }
 
 /*
- * Reads in ORD and the transmit completions not posted (held for the
- * peer's ACK of pages sent by reference, or of the batch TCP did not
- * take in full), merged in SQ order.  Under qp->lock.
+ * The send queue's completions not posted, in SQ order (tx_batch.c):
+ * those whose WRs are done (a Read answered, pages acknowledged, a batch
+ * taken) complete as they are, the others (Reads in ORD, pages not
+ * acknowledged, the batch TCP did not take in full) by the rule of the
+ * flush: the oldest takes a received Terminate's status, a WR's own
+ * local error stays, memory operations took effect and complete as they
+ * were, the rest are flushed.  The Reads' sink MRs are released.  Under
+ * qp->lock.
  */
 static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 				 u8 *st)
 {
 	struct kiwi_wc *wc;
-	int i = 0;
+	bool done, cqe;
+	u32 i;
 
-	while (qp->ord_tail != qp->ord_head ||
-	       (txs && kiwi_tx_wc_pending(txs, i))) {
+	for (; qp->ord_tail != qp->ord_head; qp->ord_tail++) {
 		struct kiwi_ord_ent *e =
 			&qp->ordq[qp->ord_tail & qp->ord_mask];
 
-		wc = txs ? kiwi_tx_wc_pending(txs, i) : NULL;
-		if (qp->ord_tail == qp->ord_head ||
-		    (wc && (s32)(wc->seq - e->seq) < 0)) {
-			i++;
-
-			/*
-			 * memory operations took effect: as they were; a
-			 * WR's own local error (kiwi_tx_wr_fail()) stays
-			 */
-			if (wc->status != IB_WC_SUCCESS) {
-				kiwi_cq_push(qp->scq, wc);
-				*st = IB_WC_WR_FLUSH_ERR;
-			} else if (wc->opcode == KIWI_OP_REG_MR ||
-				   wc->opcode == KIWI_OP_LOCAL_INV) {
-				kiwi_cq_push(qp->scq, wc);
-			} else {
-				kiwi_flush_wc(qp->scq, qp, wc->id, wc->opcode,
-					      st);
-			}
-			continue;
-		}
-		kiwi_flush_wc(qp->scq, qp, e->id, e->opcode, st);
 		if (e->mr)
 			kiwi_mr_put(e->mr);
 		e->mr = NULL;
-		qp->ord_tail++;
 	}
-	if (txs)
-		kiwi_tx_wc_flushed(txs);	/* completed above */
+	if (!txs)
+		return;
+	for (i = 0; (wc = kiwi_tx_wc_pending(txs, i, &done, &cqe)); i++) {
+		if (done || wc->status != IB_WC_SUCCESS ||
+		    wc->opcode == KIWI_OP_REG_MR ||
+		    wc->opcode == KIWI_OP_LOCAL_INV) {
+			if (cqe)
+				kiwi_cq_push(qp->scq, wc);
+			if (wc->status != IB_WC_SUCCESS)
+				*st = IB_WC_WR_FLUSH_ERR;
+			continue;
+		}
+		kiwi_flush_wc(qp->scq, qp, wc->id, wc->opcode, st);
+	}
+	kiwi_tx_wc_flushed(txs);	/* completed above */
 }
 
 /* The WR the transmit engine was in the middle of, and its MRs. */
@@ -465,8 +460,10 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	st = qp->term_status ? qp->term_status : IB_WC_WR_FLUSH_ERR;
 	qp->term_status = IB_WC_SUCCESS;
 	/* held completions whose bytes the peer acknowledged: done */
-	if (txs && test_bit(KIWI_EF_ON, &qp->eflags) && qp->sock)
-		kiwi_tx_reap(qp, false);
+	if (txs && txs->held && test_bit(KIWI_EF_ON, &qp->eflags) &&
+	    qp->sock)
+		kiwi_tx_pend_acked(txs,
+				   READ_ONCE(tcp_sk(qp->sock->sk)->snd_una));
 	kiwi_flush_ord_batch(qp, txs, &st);
 	kiwi_tx_drop_batch(qp, &st);	/* its MRs and kvecs */
 	kiwi_flush_tx_wr(qp, txs, &st);

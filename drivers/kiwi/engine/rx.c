@@ -518,26 +518,32 @@ static void kiwi_rx_kick_rresp(struct kiwi_qp *qp, u32 len)
 	}
 }
 
+/*
+ * A Read Response is placed; at the last one the oldest Read is done: its
+ * ORD slot is free at once, and its completion is posted in SQ order
+ * (kiwi_pend_drain(): now, unless an earlier WR is not done yet).
+ */
 static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 {
-	struct kiwi_wc wc = { .qp_id = qp->ibqp.qp_num };
 	struct kiwi_ord_ent *e;
 	struct kiwi_mr *mr = NULL;
 	unsigned long flags;
-	bool signaled = false, ok;
+	u8 status = IB_WC_SUCCESS;
+	bool ok;
 
-	spin_lock_irqsave(&qp->lock, flags);
+	/* the entry at ord_tail is rx's until rx moves ord_tail */
 	e = &qp->ordq[qp->ord_tail & qp->ord_mask];
+	if (h->last && e->opcode == KIWI_OP_READ_LOCAL_INV) {
+		kiwi_rx_invalidate(qp, e->inval_stag, false, &ok);
+		if (!ok)
+			status = IB_WC_MW_BIND_ERR;
+	}
+	spin_lock_irqsave(&qp->lock, flags);
 	e->placed += qp->rx_bytes;
 	if (h->last) {
-		signaled = e->signaled;
-		wc.id = e->id;
-		wc.bytes = e->len;
-		wc.opcode = e->opcode;
-		wc.status = IB_WC_SUCCESS;
-		wc.inval_stag = e->inval_stag;
 		mr = e->mr;
 		e->mr = NULL;
+		kiwi_pend_read_done(qp, e->pend, status);
 		qp->ord_tail++;
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -546,14 +552,8 @@ static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 		return;
 	if (mr)
 		kiwi_mr_put(mr);
-	if (wc.opcode == KIWI_OP_READ_LOCAL_INV) {
-		kiwi_rx_invalidate(qp, wc.inval_stag, false, &ok);
-		if (!ok)
-			wc.status = IB_WC_MW_BIND_ERR;
-	}
-	if (signaled || wc.status != IB_WC_SUCCESS)
-		kiwi_cq_push(qp->scq, &wc);
-	/* an ORD slot is free, a fence may lift */
+	kiwi_pend_drain(qp);
+	/* an ORD slot is free, a fence may lift, an ACK may be waited for */
 	kiwi_tx_kick(qp);
 }
 

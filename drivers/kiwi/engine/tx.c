@@ -17,10 +17,11 @@
  * Documentation/datapath.md "Zero copy").  A partial send is resumed
  * where it stopped once sk_write_space says there is room: no busy
  * waiting.  Read Responses take precedence over SQ work at FPDU
- * granularity.  Sends and Writes complete when the batch holding their
+ * granularity.  Sends and Writes are done when the batch holding their
  * last FPDU is in TCP's hands, or, once pages went by reference, when
  * the peer acknowledged them (kiwi_tx_reap(), woken by sk_write_space on
- * the ACK); Reads complete in rx when their last Read Response is placed.
+ * the ACK); Reads are done in rx when their last Read Response is placed.
+ * Completions are posted in SQ order (tx_batch.c, kiwi_pend_drain()).
  */
 #include <linux/debugfs.h>
 #include <linux/sched/mm.h>
@@ -175,20 +176,19 @@ static bool kiwi_tx_idle(struct kiwi_qp *qp)
 static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
 		       u32 bytes, u8 status)
 {
-	struct kiwi_txs *txs = qp->txs;
-	struct kiwi_wc *wc;
+	struct kiwi_wc wc = {
+		.id = sqe->id,
+		.bytes = bytes,
+		.qp_id = qp->ibqp.qp_num,
+		.opcode = sqe->opcode,
+		.status = status,
+		/* always the engine's current WR */
+		.seq = qp->txs->wr.seq,
+	};
 
 	if (status == IB_WC_SUCCESS && !(sqe->flags & KIWI_WQE_SIGNALED))
 		return;
-	wc = &txs->wc[txs->nwc++];
-	memset(wc, 0, sizeof(*wc));
-	wc->id = sqe->id;
-	wc->bytes = bytes;
-	wc->qp_id = qp->ibqp.qp_num;
-	wc->opcode = sqe->opcode;
-	wc->status = status;
-	/* always the engine's current WR: orders a flush of the batch */
-	wc->seq = txs->wr.seq;
+	kiwi_tx_wc_add(qp, &wc);
 }
 
 /*
@@ -316,24 +316,26 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 
 /*
  * A WR failed locally: its error completion, then the QP to ERR.  The
- * completion queues behind those the batch holds, so that it never
- * overtakes an earlier WR's: the batch still goes out before the
- * Terminate and its WRs complete then, or it is dropped by the flush and
- * they are flushed; either way in SQ order.  The batch has room for it:
- * the engine takes or frames a WR only with room (kiwi_batch_room()).
+ * completion queues behind those the batch holds and those queued for
+ * earlier WRs (a Read still outstanding), so that it never overtakes an
+ * earlier WR's: the batch still goes out before the Terminate and its
+ * WRs complete then, or it is dropped by the flush and they are flushed;
+ * either way in SQ order.  The batch has room for it: the engine takes
+ * or frames a WR only with room (kiwi_batch_room()).
  */
 static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 {
 	struct kiwi_txs *txs = qp->txs;
-	struct kiwi_wc *wc = &txs->wc[txs->nwc++];
+	struct kiwi_wc wc = {
+		.id = w->sqe.id,
+		.qp_id = qp->ibqp.qp_num,
+		.opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
+			KIWI_OP_SEND,
+		.status = st,
+		.seq = w->seq,
+	};
 
-	memset(wc, 0, sizeof(*wc));
-	wc->id = w->sqe.id;
-	wc->qp_id = qp->ibqp.qp_num;
-	wc->opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
-		KIWI_OP_SEND;
-	wc->status = st;
-	wc->seq = w->seq;
+	kiwi_tx_wc_add(qp, &wc);
 	kiwi_cur_retire(txs, &w->cur);
 	w->active = false;
 	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
@@ -356,10 +358,36 @@ static u32 kiwi_sqe_len(const struct kiwi_sqe *sqe)
 	return len;
 }
 
+static bool kiwi_sqe_read(const struct kiwi_sqe *sqe)
+{
+	return sqe->opcode == KIWI_OP_READ ||
+		sqe->opcode == KIWI_OP_READ_LOCAL_INV;
+}
+
+/*
+ * The next SQE was not taken.  A Read that waits only for the queue its
+ * completion takes a place in (kiwi_tx_pend_read(), allocated at the
+ * first Read without waiting: the engine may run for memory reclaim's
+ * writeback) is taken once it exists; failing that, the work item tries
+ * again.  Otherwise rx (a Read done) or an ACK brings the engine back.
+ */
+static int kiwi_tx_take_none(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+
+	if (!txs->ord_wait || txs->held || !kiwi_sqe_read(&txs->wr.sqe))
+		return KIWI_NEXT_NONE;
+	if (kiwi_held_ready(txs))
+		return KIWI_NEXT_AGAIN;
+	kiwi_tx_kick(qp);
+	return KIWI_NEXT_NONE;
+}
+
 /*
  * Take the next SQE if the QP may process it: not while ORD Reads are
- * outstanding for a fenced WR or a Read beyond ORD.  A memory operation
- * waits until the batch is in TCP's hands (KIWI_NEXT_PUSH): the WRs
+ * outstanding for a fenced WR or a Read beyond ORD, nor a Read without
+ * room for its completion in SQ order (kiwi_tx_pend_room()).  A memory
+ * operation waits until the batch is in TCP's hands (KIWI_NEXT_PUSH): the WRs
  * before it were framed from the mapping it is about to invalidate or
  * replace, and a batch framed from an older generation is never sent.
  */
@@ -388,13 +416,18 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	/* one copy of a slot the process may still scribble on */
 	memcpy(&w->sqe, slot, sizeof(w->sqe));
 	reads = qp->ord_head - qp->ord_tail;
-	/* parked: rx kicks the engine when a Read completes */
+	/*
+	 * parked: rx kicks the engine when a Read completes, so does the
+	 * ACK a full queue of completions waits for (kiwi_tx_reap())
+	 */
 	qp->txs->ord_wait = true;
+	if (kiwi_tx_held_full(qp->txs))
+		goto none;
 	if (reads && (w->sqe.flags & (KIWI_WQE_READ_FENCE |
 				      KIWI_WQE_LOCAL_FENCE)))
 		goto none;
-	if ((w->sqe.opcode == KIWI_OP_READ ||
-	     w->sqe.opcode == KIWI_OP_READ_LOCAL_INV) && reads >= qp->ord_max)
+	if (kiwi_sqe_read(&w->sqe) &&
+	    (reads >= qp->ord_max || !kiwi_tx_pend_room(qp->txs)))
 		goto none;
 	qp->txs->ord_wait = false;
 	if ((w->sqe.opcode == KIWI_OP_REG_MR ||
@@ -429,19 +462,18 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 		kiwi_tx_wr_fail(qp, w, st);
 		return KIWI_NEXT_FAIL;
 	}
-	if (w->sqe.opcode != KIWI_OP_READ &&
-	    w->sqe.opcode != KIWI_OP_READ_LOCAL_INV &&
-	    !(w->sqe.flags & KIWI_WQE_INLINE))
+	if (!kiwi_sqe_read(&w->sqe) && !(w->sqe.flags & KIWI_WQE_INLINE))
 		w->cur.zc = kiwi_tx_zc_ok(qp, w->total, false);
 	return KIWI_NEXT_WR;
 none:
 	spin_unlock_irqrestore(&qp->lock, flags);
-	return KIWI_NEXT_NONE;
+	return kiwi_tx_take_none(qp);
 }
 
 /* The Read Request of w, recorded in ORD first. */
 static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 {
+	struct kiwi_wc wc = { .qp_id = qp->ibqp.qp_num };
 	struct kiwi_txs *txs = qp->txs;
 	struct kiwi_sqe *sqe = &w->sqe;
 	struct kiwi_ord_ent *e;
@@ -482,6 +514,13 @@ static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	e->opcode = sqe->opcode;
 	e->signaled = sqe->flags & KIWI_WQE_SIGNALED;
 	e->seq = w->seq;
+	wc.id = e->id;
+	wc.bytes = e->len;
+	wc.opcode = e->opcode;
+	wc.inval_stag = e->inval_stag;
+	wc.seq = e->seq;
+	/* its completion's place in SQ order, before rx can complete it */
+	e->pend = kiwi_tx_pend_read(qp, &wc, e->signaled);
 	qp->ord_head++;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	w->active = false;
@@ -664,8 +703,7 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 			if (rv == KIWI_NEXT_AGAIN)
 				continue;
 		}
-		if (w->sqe.opcode == KIWI_OP_READ ||
-		    w->sqe.opcode == KIWI_OP_READ_LOCAL_INV)
+		if (kiwi_sqe_read(&w->sqe))
 			rv = kiwi_tx_read(qp, w);
 		else
 			rv = kiwi_tx_msg(qp, w, room);
@@ -719,8 +757,8 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	if (test_bit(KIWI_EF_WAIT_SPACE, &qp->eflags))
 		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
 	/* completions held for ACKs that may have come (the ACK's kick) */
-	if (txs->zc_live || txs->held_head != txs->held_tail)
-		kiwi_tx_reap(qp, true);
+	if (txs->zc_live || txs->held_head != READ_ONCE(txs->held_tail))
+		kiwi_tx_reap(qp);
 	/*
 	 * Busy once an SQE is taken (kiwi_tx_take()), except where the loop
 	 * stops looking at the SQ: a wait for write space or ORD credit and
@@ -770,12 +808,15 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			kiwi_tx_kick(qp);	/* let others run */
 			return;
 		}
-		if (kiwi_tx_held_full(txs)) {
+		if (kiwi_tx_held_full(txs) && !kiwi_tx_rresp_due(qp)) {
 			/*
-			 * The ACK that frees some brings the engine back
-			 * (kiwi_tx_reap() armed it); TCP must not keep the
-			 * tail of the last batch corked for MSG_MORE, as it
-			 * would until a probe timer with nothing else to send.
+			 * The ACK or Read Response that frees some brings the
+			 * engine back (kiwi_tx_reap() armed it, rx kicks);
+			 * TCP must not keep the tail of the last batch corked
+			 * for MSG_MORE, as it would until a probe timer with
+			 * nothing else to send.  Read Responses still go (the
+			 * SQ waits in kiwi_tx_take()): two peers each waiting
+			 * for the other's would wait for ever.
 			 */
 			if (txs->more) {
 				txs->more = false;

@@ -20,6 +20,10 @@ void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c);
 u32 kiwi_batch_room(struct kiwi_txs *txs);
 bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp);
 bool kiwi_tx_held_full(const struct kiwi_txs *txs);
+bool kiwi_held_ready(struct kiwi_txs *txs);
+void kiwi_tx_wc_add(struct kiwi_qp *qp, const struct kiwi_wc *wc);
+bool kiwi_tx_pend_room(struct kiwi_txs *txs);
+u32 kiwi_tx_pend_read(struct kiwi_qp *qp, const struct kiwi_wc *wc, bool cqe);
 u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		      const struct kiwi_cur *cur, u32 left, u32 room);
 int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,

@@ -260,14 +260,15 @@ u32 kiwi_batch_room(struct kiwi_txs *txs)
 		txs->fgrow = txs->fsize < KIWI_TX_FBUF;
 		return 0;
 	}
-	if (txs->niov + reserve >= KIWI_TX_IOV || txs->nwc == KIWI_TX_WC ||
+	if (txs->niov + reserve >= KIWI_TX_IOV ||
+	    txs->nwc + txs->nbq == KIWI_TX_WC ||
 	    txs->nmrs + KIWI_MAX_SGE > KIWI_TX_MRS)
 		return 0;
 	return KIWI_TX_IOV - txs->niov - reserve;
 }
 
-/* the ring of held completions, allocated at the first zero copy */
-static bool kiwi_held_ready(struct kiwi_txs *txs)
+/* the ring of held completions, allocated at the first Read or zero copy */
+bool kiwi_held_ready(struct kiwi_txs *txs)
 {
 	if (likely(txs->held))
 		return true;
@@ -280,6 +281,11 @@ static bool kiwi_held_ready(struct kiwi_txs *txs)
 static u32 kiwi_held_count(const struct kiwi_txs *txs)
 {
 	return txs->held_head - txs->held_tail;
+}
+
+static struct kiwi_held *kiwi_held_at(struct kiwi_txs *txs, u32 pos)
+{
+	return &txs->held[pos & (KIWI_TX_HELD - 1)];
 }
 
 /*
@@ -515,42 +521,188 @@ static void kiwi_zc_acked(struct kiwi_txs *txs)
 }
 
 /*
- * How many of the batch's completions are due.  A WR's local error
- * (kiwi_tx_wr_fail()) waits while a Read posted before it is still
- * outstanding, and so does everything after it: the error takes the QP
- * to ERR, and the flush (kiwi_flush_ord_batch()) completes that Read and
- * these in SQ order, the Read first.
+ * The SQ's completions in posting order (Documentation/datapath.md "SQ
+ * completions in order").  A WR is done when TCP has taken its batch, on
+ * the peer's ACK of its pages if they went by reference, or at its last
+ * Read Response if it is a Read; its completion is posted once every
+ * earlier WR is done too, as an RNIC's software SQ posts them (a consumer
+ * may reuse what a WR used when a later one completes).  Completions that
+ * must wait queue in txs->held with the state of their WR; an unsignaled
+ * Read queues without a CQE, since it holds back later ones all the same.
+ * With no Read outstanding and nothing by reference, the queue is empty
+ * and the batch's completions go to the CQ as they are, without a lock.
  */
-static u32 kiwi_batch_due(struct kiwi_qp *qp, const struct kiwi_txs *txs)
-{
-	unsigned long flags;
-	bool reads;
-	u32 i, oldest = 0;
 
-	for (i = 0; i < txs->nwc; i++)
-		if (txs->wc[i].status != IB_WC_SUCCESS)
-			break;
-	if (i == txs->nwc)
-		return i;		/* no error: the usual case, no lock */
-	spin_lock_irqsave(&qp->lock, flags);
-	reads = qp->ord_tail != qp->ord_head;
-	if (reads)
-		oldest = qp->ordq[qp->ord_tail & qp->ord_mask].seq;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	if (!reads)
-		return txs->nwc;
-	for (; i < txs->nwc; i++)
-		if (txs->wc[i].status != IB_WC_SUCCESS &&
-		    (s32)(oldest - txs->wc[i].seq) < 0)
-			break;
-	return i;
+/* completions posted per hold of qp->lock */
+#define KIWI_PEND_BURST	8
+
+/* tx only: no completion waits (held_tail moves once its CQEs are out) */
+static bool kiwi_pend_empty(struct kiwi_txs *txs)
+{
+	/* pairs with kiwi_pend_drain()'s release: its CQEs are in the CQ */
+	return smp_load_acquire(&txs->held_tail) == txs->held_head;
 }
 
 /*
- * Post the held completions whose bytes the peer acknowledged, and those
- * queued behind them; with arm, make sure that the ACK the oldest
- * remaining one waits for kicks the engine.  tx_mutex held, or the
- * engines stopped (the flush, !arm); the socket is the QP's.
+ * Queue a completion (tx, under qp->lock).  Callers keep room for it: a
+ * batch starts with KIWI_TX_WC free (kiwi_tx_held_full()), a Read is
+ * taken only with room for it and the rest of its batch.
+ */
+static u32 kiwi_pend_add(struct kiwi_txs *txs, const struct kiwi_wc *wc,
+			 u8 state, bool cqe)
+{
+	u32 pos = txs->held_head;
+	struct kiwi_held *h = kiwi_held_at(txs, pos);
+
+	WARN_ON_ONCE(kiwi_held_count(txs) >= KIWI_TX_HELD);
+	h->wc = *wc;
+	h->seq = txs->zc_seq;
+	h->state = state;
+	h->cqe = cqe;
+	if (state == KIWI_HELD_BATCH && !txs->nbq++)
+		txs->batch_first = pos;
+	txs->held_head = pos + 1;
+	return pos;
+}
+
+/*
+ * The completion of a WR the engine just framed or failed: into the
+ * batch's own list while nothing waits, else queued behind what does.
+ */
+void kiwi_tx_wc_add(struct kiwi_qp *qp, const struct kiwi_wc *wc)
+{
+	struct kiwi_txs *txs = qp->txs;
+	unsigned long flags;
+
+	/* nothing queued: the queue gets no entry before this batch's push */
+	if (kiwi_pend_empty(txs)) {
+		txs->wc[txs->nwc++] = *wc;
+		return;
+	}
+	spin_lock_irqsave(&qp->lock, flags);
+	kiwi_pend_add(txs, wc, KIWI_HELD_BATCH, true);
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
+ * Room for a Read's entry and for the completions its batch may still
+ * add (tx; held_tail only grows meanwhile).
+ */
+bool kiwi_tx_pend_room(struct kiwi_txs *txs)
+{
+	return txs->held && kiwi_held_count(txs) + KIWI_TX_WC - txs->nbq <
+		KIWI_TX_HELD;
+}
+
+/*
+ * A Read is taken (under qp->lock, with its ORD entry): the batch's
+ * completions so far queue first, then the Read's.  Returns its position,
+ * which rx names when the Read is done (kiwi_pend_read_done()).
+ */
+u32 kiwi_tx_pend_read(struct kiwi_qp *qp, const struct kiwi_wc *wc,
+		      bool cqe)
+{
+	struct kiwi_txs *txs = qp->txs;
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	for (i = 0; i < txs->nwc; i++)
+		kiwi_pend_add(txs, &txs->wc[i], KIWI_HELD_BATCH, true);
+	txs->nwc = 0;
+	return kiwi_pend_add(txs, wc, KIWI_HELD_READ, cqe);
+}
+
+/* rx, under qp->lock: the Read queued at pos got its last Response */
+void kiwi_pend_read_done(struct kiwi_qp *qp, u32 pos, u8 status)
+{
+	struct kiwi_held *h = kiwi_held_at(qp->txs, pos);
+
+	lockdep_assert_held(&qp->lock);
+	h->wc.status = status;
+	/* an error is reported even for an unsignaled Read */
+	if (status != IB_WC_SUCCESS)
+		h->cqe = true;
+	WRITE_ONCE(h->state, KIWI_HELD_DONE);
+}
+
+static bool kiwi_pend_ready(const struct kiwi_held *h, u32 una)
+{
+	return h->state == KIWI_HELD_DONE ||
+		(h->state == KIWI_HELD_ACK && !before(una, h->seq));
+}
+
+/*
+ * Post the completions at the head of the queue whose WRs are done, from
+ * tx (a batch taken, an ACK) and rx (a Read done).  One caller posts at
+ * a time (held_busy) and outside qp->lock, which CQ handlers may want;
+ * held_tail moves only once the CQEs are in the CQ, so that tx's lock-free
+ * look (kiwi_pend_empty()) never lets a later completion overtake them.
+ * A caller that finds another posting leaves its work to it: the poster
+ * looks again, under the lock, before it stops.
+ */
+void kiwi_pend_drain(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	struct kiwi_wc wc[KIWI_PEND_BURST];
+	struct kiwi_held *h;
+	unsigned long flags;
+	u32 n, m, i, una;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (txs->held_busy) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return;
+	}
+	txs->held_busy = true;
+	for (;;) {
+		una = READ_ONCE(tcp_sk(txs->sk)->snd_una);
+		for (n = 0, m = 0; m < KIWI_PEND_BURST &&
+		     txs->held_tail + n != txs->held_head; n++) {
+			h = kiwi_held_at(txs, txs->held_tail + n);
+			if (!kiwi_pend_ready(h, una))
+				break;
+			if (h->cqe)
+				wc[m++] = h->wc;
+		}
+		if (!n)
+			break;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		for (i = 0; i < m; i++)
+			kiwi_cq_push(qp->scq, &wc[i]);
+		spin_lock_irqsave(&qp->lock, flags);
+		/* the CQEs before the tail tx reads without the lock */
+		smp_store_release(&txs->held_tail, txs->held_tail + n);
+	}
+	txs->held_busy = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+}
+
+/*
+ * The sequence number the oldest completion still waiting for an ACK
+ * waits for, if any (tx: only tx writes entries, and the slots from
+ * held_tail on stay its own while it looks).
+ */
+static bool kiwi_pend_ack_want(struct kiwi_txs *txs, u32 una, u32 *want)
+{
+	const struct kiwi_held *h;
+	u32 i;
+
+	for (i = READ_ONCE(txs->held_tail); i != txs->held_head; i++) {
+		h = kiwi_held_at(txs, i);
+		if (READ_ONCE(h->state) == KIWI_HELD_ACK &&
+		    before(una, h->seq)) {
+			*want = h->seq;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Post the completions that are due (kiwi_pend_drain()), and make sure
+ * that the ACK the oldest one still waiting for its pages waits for
+ * kicks the engine.  tx_mutex held; the socket is the QP's.  Reads wait
+ * for rx, which drains when one is done and kicks the engine after.
  *
  * TCP calls sk_write_space on every ACK it processes while SOCK_NOSPACE
  * is set (tcp_data_snd_check() -> tcp_check_space() -> tcp_new_space(),
@@ -567,31 +719,26 @@ static u32 kiwi_batch_due(struct kiwi_qp *qp, const struct kiwi_txs *txs)
  * ubuf_info makes the ACK mean what it says on this host too: a local
  * receiver gets a copy, not our pages (compat.h).
  */
-void kiwi_tx_reap(struct kiwi_qp *qp, bool arm)
+void kiwi_tx_reap(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
 	struct sock *sk = qp->sock->sk;
-	struct kiwi_held *h;
 	u32 una, want;
+	bool wait;
 
 	for (;;) {
 		una = READ_ONCE(tcp_sk(sk)->snd_una);
 		if (txs->zc_live && !before(una, txs->zc_seq))
 			kiwi_zc_acked(txs);
-		while (kiwi_held_count(txs)) {
-			h = &txs->held[txs->held_tail & (KIWI_TX_HELD - 1)];
-			if (h->ack && before(una, h->seq))
-				break;
-			kiwi_cq_push(qp->scq, &h->wc);
-			txs->held_tail++;
+		if (!kiwi_pend_empty(txs))
+			kiwi_pend_drain(qp);
+		wait = kiwi_pend_ack_want(txs, una, &want);
+		if (!wait && txs->zc_live) {
+			/* none held: for kiwi_tx_zc_held's sake only */
+			want = txs->zc_seq;
+			wait = true;
 		}
-		/* with none held, for kiwi_tx_zc_held's sake only */
-		want = txs->zc_seq;
-		if (kiwi_held_count(txs))
-			want = txs->held[txs->held_tail &
-					 (KIWI_TX_HELD - 1)].seq;
-		if ((!kiwi_held_count(txs) && !txs->zc_live) || !arm ||
-		    !sk->sk_socket) {
+		if (!wait || !sk->sk_socket) {
 			if (test_bit(KIWI_EF_ACK_WAIT, &qp->eflags))
 				clear_bit(KIWI_EF_ACK_WAIT, &qp->eflags);
 			return;
@@ -611,47 +758,58 @@ void kiwi_tx_reap(struct kiwi_qp *qp, bool arm)
 }
 
 /*
- * The batch is in TCP's hands: post its completions.  Memory operations
- * (REG_MR, LOCAL_INV) complete here too, in SQ order behind the data
- * before them; with no data in the batch nothing is left to wait for,
- * and a parked completion would never come (nor would the engine find
- * room again).
+ * The batch is in TCP's hands: its WRs are done, or wait for the peer's
+ * ACK where pages went by reference.  Memory operations (REG_MR,
+ * LOCAL_INV) complete here too, in SQ order behind the data before them;
+ * with no data in the batch nothing is left to wait for, and a parked
+ * completion would never come (nor would the engine find room again).
  *
  * While bytes TCP took by reference are not acknowledged, every
  * completion waits for the end of the last batch that had such bytes:
  * a WR whose pages went by reference in an earlier batch may end in this
  * one, and a completion says that every earlier WR is done too (an
- * unsignaled one before it may have gone by reference).  Behind a held
- * completion, every later one queues, acknowledged or not: SQ order.
+ * unsignaled one before it may have gone by reference).
  */
 void kiwi_batch_complete(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
 	struct kiwi_held *h;
-	u32 i, n = kiwi_batch_due(qp, txs);
+	unsigned long flags;
+	u32 i;
 
-	for (i = 0; i < n; i++) {
-		if ((!txs->zc_live && !kiwi_held_count(txs)) ||
-		    /* room was kept (kiwi_tx_held_full()) */
-		    WARN_ON_ONCE(kiwi_held_count(txs) == KIWI_TX_HELD)) {
+	/* no Read outstanding, nothing by reference: the fast path */
+	if (likely(!txs->zc_live && kiwi_pend_empty(txs))) {
+		for (i = 0; i < txs->nwc; i++)
 			kiwi_cq_push(qp->scq, &txs->wc[i]);
-			continue;
-		}
-		h = &txs->held[txs->held_head++ & (KIWI_TX_HELD - 1)];
-		h->wc = txs->wc[i];
-		h->seq = txs->zc_seq;
-		h->ack = txs->zc_live;
+		txs->nwc = 0;
+		return;
 	}
-	/* what is not due waits for the flush (kiwi_batch_due()) */
-	txs->nwc -= n;
-	memmove(txs->wc, txs->wc + n, txs->nwc * sizeof(*txs->wc));
-	if (txs->zc_live || kiwi_held_count(txs))
-		kiwi_tx_reap(qp, true);
+	/* nothing new (the engine idles): only the ACK to wait for */
+	if (!txs->nwc && !txs->nbq)
+		goto reap;
+	spin_lock_irqsave(&qp->lock, flags);
+	for (i = 0; i < txs->nwc; i++)
+		kiwi_pend_add(txs, &txs->wc[i], KIWI_HELD_BATCH, true);
+	txs->nwc = 0;
+	for (i = txs->batch_first; txs->nbq && i != txs->held_head; i++) {
+		h = kiwi_held_at(txs, i);
+		if (h->state != KIWI_HELD_BATCH)
+			continue;
+		h->seq = txs->zc_seq;
+		h->state = txs->zc_live ? KIWI_HELD_ACK : KIWI_HELD_DONE;
+		txs->nbq--;
+	}
+	WARN_ON_ONCE(txs->nbq);
+	txs->nbq = 0;
+	spin_unlock_irqrestore(&qp->lock, flags);
+reap:
+	kiwi_tx_reap(qp);
 }
 
 /*
- * No room for another batch's completions among the held ones: the
- * engine waits for the ACK that frees some (kiwi_tx_reap() armed it).
+ * No room for another batch's completions in the queue: the engine waits
+ * for the ACK (kiwi_tx_reap() armed it) or the Read Response (rx kicks)
+ * that frees some.
  */
 bool kiwi_tx_held_full(const struct kiwi_txs *txs)
 {
@@ -661,17 +819,42 @@ bool kiwi_tx_held_full(const struct kiwi_txs *txs)
 }
 
 /*
- * The i-th transmit completion not yet posted, oldest first: those held
- * for ACKs, then the batch's; NULL past the last.  For the flush, with
- * the engines stopped; kiwi_tx_wc_flushed() when all are posted.
+ * The flush (engines stopped, qp->lock held): queued completions whose
+ * pages the peer acknowledged (una) are done.
  */
-struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i)
+void kiwi_tx_pend_acked(struct kiwi_txs *txs, u32 una)
+{
+	struct kiwi_held *h;
+	u32 i;
+
+	for (i = txs->held_tail; i != txs->held_head; i++) {
+		h = kiwi_held_at(txs, i);
+		if (h->state == KIWI_HELD_ACK && !before(una, h->seq))
+			h->state = KIWI_HELD_DONE;
+	}
+}
+
+/*
+ * The i-th transmit completion not yet posted, oldest first: the queue's,
+ * then the batch's; NULL past the last.  *done: its WR is done (it
+ * completes as it is); *cqe: it has a CQE unless flushed.  For the flush,
+ * with the engines stopped; kiwi_tx_wc_flushed() when all are posted.
+ */
+struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i, bool *done,
+				   bool *cqe)
 {
 	u32 n = kiwi_held_count(txs);
+	struct kiwi_held *h;
 
-	if (i < n)
-		return &txs->held[(txs->held_tail + i) & (KIWI_TX_HELD - 1)].wc;
+	if (i < n) {
+		h = kiwi_held_at(txs, txs->held_tail + i);
+		*done = h->state == KIWI_HELD_DONE;
+		*cqe = h->cqe;
+		return &h->wc;
+	}
 	i -= n;
+	*done = false;
+	*cqe = true;
 	return i < txs->nwc ? &txs->wc[i] : NULL;
 }
 
@@ -682,6 +865,7 @@ struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i)
 void kiwi_tx_wc_flushed(struct kiwi_txs *txs)
 {
 	txs->nwc = 0;
+	txs->nbq = 0;
 	txs->held_tail = txs->held_head;
 	kiwi_zc_acked(txs);
 }
