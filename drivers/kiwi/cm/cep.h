@@ -58,7 +58,7 @@ struct kiwi_cm_dev {
 	spinlock_t lock;		/* ceps */
 	struct list_head ceps;
 	wait_queue_head_t empty;	/* ceps became empty */
-	atomic64_t conn_seq;		/* initiators' TCP connections made */
+	atomic64_t conn_seq;		/* initiators' connects, in call order */
 };
 
 /*
@@ -83,11 +83,13 @@ struct kiwi_cep {
 	bool evicted;			/* passive: made room on a full listener */
 	bool req_pending;		/* initiator: no Reply yet, none failed */
 	bool req_sent;			/* initiator: it was sent */
-	/* initiator: 0, or its place in the order its TCP connection came up */
+	/* initiator: its place in the order of the connect calls */
 	atomic64_t conn_seq;
 	pid_t owner;			/* initiator: the connecting process */
 	bool hs_cb;			/* the handshake callbacks are on sock */
 	bool order_wait;		/* order_end is set */
+	bool order_late;		/* a wait for its turn ran out */
+	bool syn_wait;			/* initiator: its SYN waits for its turn */
 	int hs_err;			/* initiator: the SYN could not go */
 	/*
 	 * KIWI_HS_*, or a negative errno: written by the callbacks under
@@ -160,11 +162,7 @@ extern atomic64_t kiwi_cm_cap_source;
 extern atomic64_t kiwi_cm_evicted;
 extern atomic64_t kiwi_cm_req_timeouts;
 
-/*
- * An initiator's place in the order its TCP connection came up, the order
- * in which a listener accepts: set once, from the state change or from the
- * first look at a connected socket, whichever comes first.
- */
+/* An initiator's place in the order of the connect calls: set once. */
 static inline u64 kiwi_cep_conn_stamp(struct kiwi_cep *cep)
 {
 	u64 seq = atomic64_read(&cep->conn_seq);

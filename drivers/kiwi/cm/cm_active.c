@@ -11,13 +11,14 @@
 #include "cep.h"
 
 /*
- * No connection of the same process to the same peer address that came
- * up before ours still owes its Request.  Per process, since an order
- * among connections means something only to the application that made
- * them.  By TCP's accept order rather than the order of the connect
- * calls, since a kiwi listener hands Requests on in accept order: were
- * the two orders to differ, two connections waiting on each other's
- * order would each stall until the other's KIWI_ORDER_WAIT ran out.
+ * No connection of the same process to the same peer address made before
+ * ours still waits for its Reply.  Per process, since an order among
+ * connections means something only to the application that made them.
+ * In the order of the connect calls: a connection whose SYN waited for
+ * its turn comes up after the older ones, so the listener's accept order,
+ * in which a kiwi listener hands Requests on, is the same order (were the
+ * two to differ, two connections waiting on each other's order would each
+ * stall until the other's KIWI_ORDER_WAIT ran out).
  */
 static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 {
@@ -67,9 +68,99 @@ static void kiwi_cep_req_done(struct kiwi_cep *cep)
 }
 
 /*
- * Under cep->mutex: the TCP connect, then the Request once older
- * connections to the same peer sent theirs.  -EINPROGRESS: wait for
- * the connect or the turn (a state change or a kick ends the wait).
+ * rdma_cm picks an initiator's port from its own port space, blind to
+ * TCP's: another socket of the host may hold it (bind: EADDRINUSE), or
+ * share it under SO_REUSEADDR with the same peer (connect: EADDRNOTAVAIL).
+ * Then TCP chooses the port instead.  The CONNECT_REPLY carries the
+ * socket's address, which iw_cm keeps as the mapped one (m_local_addr)
+ * while rdma_cm and its consumer keep their own, as with the port mapper.
+ * A port iwpmd has a say in stays as it is: iw_cm's record of the
+ * mapping is keyed by it.
+ */
+static bool kiwi_port_give_way(const struct iw_cm_id *id, int rv)
+{
+	return (rv == -EADDRINUSE || rv == -EADDRNOTAVAIL) && !id->mapped;
+}
+
+/* the socket, bound to rdma_cm's address, or to its IP only (any_port) */
+static int kiwi_connect_sock(struct kiwi_cm_dev *cdev, struct kiwi_cep *cep,
+			     struct iw_cm_id *id, bool any_port)
+{
+	struct sockaddr_storage a = id->m_local_addr;
+	int rv;
+
+	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
+	if (rv)
+		return rv;
+	kiwi_sock_set_tos(cep->sock, id);
+	if (any_port)
+		kiwi_ss_set_port(&a, 0);
+	else if (kiwi_port_mapped(id))
+		kiwi_port_take(cep->sock);
+	rv = kernel_bind(cep->sock, (struct sockaddr *)&a, kiwi_addr_len(&a));
+	if (!rv && any_port)
+		kiwi_stat_inc(cdev->kdev, KIWI_STAT_CONNECT_PORT_FALLBACKS);
+	/* the address on the wire, for the trace events and the dumps */
+	if (!rv)
+		rv = kernel_getsockname(cep->sock, (struct sockaddr *)&cep->laddr);
+	if (rv < 0) {
+		sock_release(cep->sock);
+		cep->sock = NULL;
+		return rv;
+	}
+	WRITE_ONCE(cep->port, kiwi_ss_port(&cep->laddr));
+	return 0;
+}
+
+/*
+ * Not our turn yet: wait, a second at most (renewed whenever an older one
+ * goes, kiwi_cep_req_done()).  False once the wait ran out, counted once.
+ */
+static bool kiwi_cep_turn_wait(struct kiwi_cep *cep)
+{
+	if (!READ_ONCE(cep->order_wait)) {
+		cep->order_end = jiffies + KIWI_ORDER_WAIT;
+		WRITE_ONCE(cep->order_wait, true);
+	}
+	if (time_before(jiffies, cep->order_end) &&
+	    time_before(cep->order_end, cep->deadline)) {
+		kiwi_cep_hs_arm(cep, cep->order_end);
+		return true;
+	}
+	if (!cep->order_late) {
+		cep->order_late = true;
+		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_ORDER_WAITS_EXPIRED);
+	}
+	return false;
+}
+
+/* The SYN, non-blocking; a 4-tuple already taken: a port TCP chooses. */
+static int kiwi_cep_syn(struct kiwi_cep *cep)
+{
+	struct iw_cm_id *id = cep->cm_id;
+	bool any_port = false;
+	int rv;
+
+again:
+	/* before the SYN: its state change (connected, refused) kicks us */
+	kiwi_cep_hs_attach(cep, true);
+	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
+			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
+	if (!any_port && kiwi_port_give_way(id, rv)) {
+		any_port = true;
+		kiwi_cep_release_sock(cep, false);
+		rv = kiwi_connect_sock(cep->cdev, cep, id, true);
+		if (!rv)
+			goto again;
+	}
+	return rv == -EINPROGRESS ? 0 : rv;
+}
+
+/*
+ * Under cep->mutex: the SYN at our turn if it waited for it, the TCP
+ * connect, then the Request once older connections to the same peer got
+ * their Reply.  -EINPROGRESS: wait for the connect or the turn (a state
+ * change or a kick ends the wait).
  */
 static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 {
@@ -77,6 +168,15 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 
 	if (cep->hs_err)
 		return cep->hs_err;
+	if (cep->syn_wait) {
+		if (!kiwi_cep_req_turn(cep) && kiwi_cep_turn_wait(cep))
+			return -EINPROGRESS;
+		cep->syn_wait = false;
+		/* the connect's own wait now (kiwi_cep_conn_work()) */
+		WRITE_ONCE(cep->order_wait, false);
+		rv = kiwi_cep_syn(cep);
+		return rv ? rv : -EINPROGRESS;
+	}
 	/* non-blocking: 0 once connected, the error once it failed */
 	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
 			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
@@ -86,19 +186,10 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 		return kiwi_cep_left(cep) > 0 ? -EINPROGRESS : -ETIMEDOUT;
 	if (rv)
 		return rv;
-	if (!kiwi_cep_req_turn(cep)) {
-		/* an older one's listener is slow: ours goes after a while */
-		if (!READ_ONCE(cep->order_wait)) {
-			cep->order_end = jiffies + KIWI_ORDER_WAIT;
-			WRITE_ONCE(cep->order_wait, true);
-		}
-		if (time_before(jiffies, cep->order_end) &&
-		    time_before(cep->order_end, cep->deadline)) {
-			kiwi_cep_hs_arm(cep, cep->order_end);
-			return -EINPROGRESS;
-		}
-		kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_ORDER_WAITS_EXPIRED);
-	}
+	/* an older one's listener is slow: ours goes after a while, once */
+	if (!cep->order_late && !kiwi_cep_req_turn(cep) &&
+	    kiwi_cep_turn_wait(cep))
+		return -EINPROGRESS;
 	tcp_sock_set_nodelay(cep->sock->sk);
 	n = kiwi_mpa_req_build(&cep->cfg, cep->pd, cep->pd_len, cep->hs->buf,
 			       sizeof(cep->hs->buf));
@@ -220,56 +311,10 @@ static int kiwi_connect_param_ok(struct iw_cm_id *id,
 	return 0;
 }
 
-/*
- * rdma_cm picks an initiator's port from its own port space, blind to
- * TCP's: another socket of the host may hold it (bind: EADDRINUSE), or
- * share it under SO_REUSEADDR with the same peer (connect: EADDRNOTAVAIL).
- * Then TCP chooses the port instead.  The CONNECT_REPLY carries the
- * socket's address, which iw_cm keeps as the mapped one (m_local_addr)
- * while rdma_cm and its consumer keep their own, as with the port mapper.
- * A port iwpmd has a say in stays as it is: iw_cm's record of the
- * mapping is keyed by it.
- */
-static bool kiwi_port_give_way(const struct iw_cm_id *id, int rv)
-{
-	return (rv == -EADDRINUSE || rv == -EADDRNOTAVAIL) && !id->mapped;
-}
-
-/* the socket, bound to rdma_cm's address, or to its IP only (any_port) */
-static int kiwi_connect_sock(struct kiwi_cm_dev *cdev, struct kiwi_cep *cep,
-			     struct iw_cm_id *id, bool any_port)
-{
-	struct sockaddr_storage a = id->m_local_addr;
-	int rv;
-
-	rv = kiwi_sock_create(cdev, cep->raddr.ss_family, &cep->sock);
-	if (rv)
-		return rv;
-	kiwi_sock_set_tos(cep->sock, id);
-	if (any_port)
-		kiwi_ss_set_port(&a, 0);
-	else if (kiwi_port_mapped(id))
-		kiwi_port_take(cep->sock);
-	rv = kernel_bind(cep->sock, (struct sockaddr *)&a, kiwi_addr_len(&a));
-	if (!rv && any_port)
-		kiwi_stat_inc(cdev->kdev, KIWI_STAT_CONNECT_PORT_FALLBACKS);
-	/* the address on the wire, for the trace events and the dumps */
-	if (!rv)
-		rv = kernel_getsockname(cep->sock, (struct sockaddr *)&cep->laddr);
-	if (rv < 0) {
-		sock_release(cep->sock);
-		cep->sock = NULL;
-		return rv;
-	}
-	WRITE_ONCE(cep->port, kiwi_ss_port(&cep->laddr));
-	return 0;
-}
-
 /* CONNECTING, and the SYN: from here the handshake work takes over */
 static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
 {
-	bool any_port = false;
-	int rv;
+	int rv = 0;
 
 	mutex_lock(&cep->mutex);
 	cep->state = KIWI_CEP_CONNECTING;
@@ -277,31 +322,26 @@ static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
 	cep->cm_id = id;
 	WRITE_ONCE(cep->ulp_id, id->context);
 	id->add_ref(id);
+	kiwi_cep_conn_stamp(cep);	/* its place: the consumer's order */
 	WRITE_ONCE(cep->req_pending, true);
-again:
-	/* before the SYN: its state change (connected, refused) kicks us */
-	kiwi_cep_hs_attach(cep, true);
 	/*
-	 * The SYN now, without waiting: connections then reach the peer in
-	 * the order the consumer made them (see kiwi_cep_req_work() and
-	 * kiwi_cep_req_turn()).  The
-	 * handshake work learns how it ended from a second, equally
-	 * non-blocking connect.
+	 * The SYN now, without waiting, unless an older connection of this
+	 * process to the peer still waits for its Reply: then at its turn
+	 * (kiwi_cep_conn_request()).  So the peer accepts them in the
+	 * consumer's order, and it never holds silent connections of ours,
+	 * which a kiwi listener counts against our address
+	 * (pending_per_source) and resets beyond that.
 	 */
-	rv = kernel_connect(cep->sock, (struct sockaddr *)&cep->raddr,
-			    kiwi_addr_len(&cep->raddr), O_NONBLOCK);
-	/* the 4-tuple is taken (before any SYN): a port TCP chooses */
-	if (!any_port && kiwi_port_give_way(id, rv)) {
-		any_port = true;
-		kiwi_cep_release_sock(cep, false);
-		rv = kiwi_connect_sock(cep->cdev, cep, id, true);
-		if (!rv)
-			goto again;
+	if (kiwi_cep_req_turn(cep)) {
+		rv = kiwi_cep_syn(cep);
+	} else {
+		cep->syn_wait = true;
+		kiwi_cep_turn_wait(cep);
 	}
-	if (rv && rv != -EINPROGRESS) {
+	if (rv) {
 		cep->hs_err = rv;
 		kiwi_cep_hs_kick(cep);
-	} else {
+	} else if (!cep->syn_wait) {
 		kiwi_cep_hs_arm(cep, cep->deadline);
 	}
 	mutex_unlock(&cep->mutex);

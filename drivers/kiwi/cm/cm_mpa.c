@@ -196,13 +196,8 @@ static void kiwi_cep_hs_state_change(struct sock *sk)
 
 	read_lock_bh(&sk->sk_callback_lock);
 	cep = sk->sk_user_data;
-	if (cep) {
-		/* in the order connections come up, as the peer accepts */
-		if (READ_ONCE(cep->req_pending) &&
-		    sk->sk_state == TCP_ESTABLISHED)
-			kiwi_cep_conn_stamp(cep);
+	if (cep)
 		kiwi_cep_hs_kick(cep);
-	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
