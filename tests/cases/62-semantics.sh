@@ -10,7 +10,10 @@
 # they bring at both ends, Writes and Reads that a QP's access flags deny
 # or allow, a Read into a sink without remote write (refused as iWARP
 # RNICs refuse it with the device's rnic_strict 1, the default, read as
-# siw reads it with 0: Documentation/rnic-compat.md), zero-length
+# siw reads it with 0: Documentation/rnic-compat.md), posts beyond a
+# QP's (SRQ's) own SGE and inline caps refused with EINVAL and such WQEs
+# written into the mapped rings completed in error (group qpcaps,
+# rnic-compat.md), zero-length
 # operations, the SGE limits, what the storage
 # protocols ask of the device (its limits, a QP of 840 send WRs and 6
 # SGEs filled in one chain, the IRD/ORD a listener is offered), 64 MiB

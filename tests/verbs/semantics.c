@@ -12,8 +12,10 @@
  *             [-p PORT] [-t TESTS] [-P siw] [-L]
  *
  * -t runs only the named groups (comma separated: sqfull, lkey, order,
- * access, qpaccess, steal, memops, rnic, zero, sge, large, kill; ringfuzz only
- * when named, with -S SEED and -D SECONDS); rnic writes the client
+ * access, qpaccess, steal, memops, rnic, zero, sge, caps, qpcaps, large,
+ * kill; ringfuzz only when named, with -S SEED and -D SECONDS); qpcaps:
+ * posts beyond the QP's (SRQ's) own SGE and inline caps, and WQEs beyond
+ * them written into the mapped rings; rnic writes the client
  * device's rnic_strict and puts it back to 1; -P siw says the server end
  * is siw, whose responder-side events, QP state and invalidation flag are
  * not checked (and whose missing remote read check is not tested); -L
@@ -40,6 +42,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "kiwi-abi.h"
 #include "kiwi-tap.h"
 #include "kiwi-objects.h"
 #include "common.h"
@@ -168,6 +171,7 @@ struct side {
 	uint8_t pdlen;
 	/* the server: its request's; the client: its ESTABLISHED's */
 	uint8_t init_depth, resp_res;
+	struct ibv_qp_cap cap;		/* as rdma_create_qp() returned them */
 };
 
 static struct side cli = { .name = "client" }, srv = { .name = "server" };
@@ -367,6 +371,9 @@ static int side_dereg(struct side *s, struct ibv_mr *mr)
 struct qp_opts {
 	uint32_t send_wr;
 	uint32_t recv_wr;
+	uint32_t send_sge;		/* 0: the device's max_sge */
+	uint32_t recv_sge;		/* 0: the device's max_sge */
+	uint32_t inline_data;
 };
 
 static const struct qp_opts qp_default = { .send_wr = 16, .recv_wr = 16 };
@@ -390,8 +397,9 @@ static bool side_setup(struct side *s, const struct qp_opts *o)
 		diag("%s: ibv_query_device: %s", s->name, strerror(errno));
 		return false;
 	}
-	qa.cap.max_send_sge = da.max_sge;
-	qa.cap.max_recv_sge = da.max_sge;
+	qa.cap.max_send_sge = o->send_sge ? o->send_sge : (uint32_t)da.max_sge;
+	qa.cap.max_recv_sge = o->recv_sge ? o->recv_sge : (uint32_t)da.max_sge;
+	qa.cap.max_inline_data = o->inline_data;
 	async_nonblock(ctx);
 	async_drain(ctx);
 	s->pd = ibv_alloc_pd(ctx);
@@ -409,6 +417,7 @@ static bool side_setup(struct side *s, const struct qp_opts *o)
 		return false;
 	}
 	s->qp = s->id->qp;
+	s->cap = qa.cap;
 	return true;
 }
 
@@ -1882,6 +1891,15 @@ static void fuzz_poke(struct fuzz_map *m, int n, uint64_t *x)
 	memcpy(r->p + off, &v, w);	/* little-endian: the low bytes */
 }
 
+/*
+ * Caps below what a slot holds, so that the small SGE counts and inline
+ * lengths the pokes write also land beyond the QP's caps.
+ */
+static const struct qp_opts qp_fuzz = {
+	.send_wr = 16, .recv_wr = 16, .send_sge = 2, .recv_sge = 2,
+	.inline_data = 32,
+};
+
 static void t_ringfuzz(void)
 {
 	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
@@ -1902,7 +1920,7 @@ static void t_ringfuzz(void)
 					  fuzz_rand(&x) % 4000 == 0))) {
 			conn_close();
 			cmr = smr = NULL;
-			if (!conn_open(&qp_default))
+			if (!conn_open(&qp_fuzz))
 				break;
 			conns++;
 			cmr = side_reg(&cli, cbuf, 65536,
@@ -2428,6 +2446,336 @@ out:
 	check_counts("device capabilities");
 }
 
+/* ---- a QP's own caps, as RNICs hold posts to them ----------------------- */
+
+#define QC_SGE		1
+#define QC_INLINE	16
+
+/*
+ * Documentation/rnic-compat.md: irdma refuses at post time a WR with more
+ * SGEs than the QP was created with, and inline data beyond the QP's
+ * max_inline_data; kiwi reports the caps asked for and holds posts to them.
+ */
+static const struct qp_opts qp_small = {
+	.send_wr = 16, .recv_wr = 16, .send_sge = QC_SGE, .recv_sge = QC_SGE,
+	.inline_data = QC_INLINE,
+};
+
+static void qc_wr(struct ibv_send_wr *wr, uint64_t id, struct ibv_sge *sg,
+		  int nsge, unsigned int flags)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->opcode = IBV_WR_SEND;
+	wr->sg_list = sg;
+	wr->num_sge = nsge;
+	wr->send_flags = flags | IBV_SEND_SIGNALED;
+}
+
+/* what rdma_create_qp() returned and ibv_query_qp() reports: as asked */
+static void qc_caps_exact(struct side *s)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	int rv;
+
+	ok(s->cap.max_send_sge == QC_SGE && s->cap.max_recv_sge == QC_SGE &&
+	   s->cap.max_inline_data == QC_INLINE,
+	   "qpcaps: %s QP created with %d send SGE, %d receive SGE, %d inline bytes: the caps returned are those (%u, %u, %u)",
+	   s->name, QC_SGE, QC_SGE, QC_INLINE, s->cap.max_send_sge,
+	   s->cap.max_recv_sge, s->cap.max_inline_data);
+	memset(&a, 0, sizeof(a));
+	rv = ibv_query_qp(s->qp, &a, IBV_QP_CAP, &ia);
+	ok(!rv && a.cap.max_send_sge == QC_SGE &&
+	   a.cap.max_recv_sge == QC_SGE && a.cap.max_inline_data == QC_INLINE,
+	   "qpcaps: %s QP: ibv_query_qp reports them (%u, %u, %u)", s->name,
+	   a.cap.max_send_sge, a.cap.max_recv_sge, a.cap.max_inline_data);
+}
+
+/* an SRQ holds its receives to the max_sge it was created with */
+static void qc_srq(struct ibv_pd *pd, char *buf, struct ibv_mr *mr)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4,
+						   .max_sge = QC_SGE } };
+	struct ibv_recv_wr rw = { .wr_id = 120 }, *bad = NULL;
+	struct ibv_sge rs[2];
+	struct ibv_srq_attr q;
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	int rv;
+
+	ok(srq && sa.attr.max_sge == QC_SGE,
+	   "qpcaps: SRQ created with max_sge %d returns it (%u)", QC_SGE,
+	   sa.attr.max_sge);
+	if (!srq)
+		return;
+	memset(&q, 0, sizeof(q));
+	rv = ibv_query_srq(srq, &q);
+	ok(!rv && q.max_sge == QC_SGE, "qpcaps: ibv_query_srq reports it (%u)",
+	   q.max_sge);
+	rs[0] = sge(mr, buf + 16384, 100);
+	rs[1] = sge(mr, buf + 20480, 100);
+	rw.sg_list = rs;
+	rw.num_sge = 2;
+	rv = ibv_post_srq_recv(srq, &rw, &bad);
+	ok(rv == EINVAL && bad == &rw,
+	   "qpcaps: an SRQ receive of 2 SGEs beyond its max_sge %d fails with EINVAL, bad_wr at it (got %s)",
+	   QC_SGE, rv ? strerror(rv) : "success");
+	rw.num_sge = 1;
+	bad = NULL;
+	rv = ibv_post_srq_recv(srq, &rw, &bad);
+	ok(!rv, "qpcaps: an SRQ receive of 1 SGE is posted (%s)",
+	   rv ? strerror(rv) : "ok");
+	ibv_destroy_srq(srq);
+}
+
+/* Send and receive posts beyond the caps, refused; the QP unharmed. */
+static void t_qpcaps(void)
+{
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	struct ibv_send_wr w[2], *bad;
+	struct ibv_recv_wr rw, *rbad = NULL;
+	struct ibv_sge sg[2], rs[2];
+	struct ibv_mr *cmr, *smr;
+	int rv, i;
+
+	if (!cbuf || !sbuf || !conn_open(&qp_small))
+		goto out;
+	qc_caps_exact(&cli);
+	qc_caps_exact(&srv);
+	cmr = side_reg(&cli, cbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
+	smr = side_reg(&srv, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
+	if (!cmr || !smr)
+		goto out;
+	fill(cbuf, 65536, 62);
+	for (i = 0; i < 4; i++) {
+		rs[0] = sge(smr, sbuf + i * 1024, 1024);
+		post_recv(srv.qp, 100 + i, rs, 1);
+	}
+	sg[0] = sge(cmr, cbuf, 10);
+	sg[1] = sge(cmr, cbuf + 100, 10);
+
+	qc_wr(&w[0], 1, sg, 2, 0);
+	bad = NULL;
+	rv = ibv_post_send(cli.qp, &w[0], &bad);
+	ok(rv == EINVAL && bad == &w[0],
+	   "qpcaps: a Send of 2 SGEs on a QP of max_send_sge %d fails with EINVAL, bad_wr at it (got %s)",
+	   QC_SGE, rv ? strerror(rv) : "success");
+	qc_wr(&w[0], 2, sg, 1, 0);
+	qc_wr(&w[1], 3, sg, 2, 0);
+	w[0].next = &w[1];
+	bad = NULL;
+	rv = ibv_post_send(cli.qp, &w[0], &bad);
+	ok(rv == EINVAL && bad == &w[1],
+	   "qpcaps: a chain [1 SGE, 2 SGEs] fails with EINVAL, bad_wr at the second (got %s, bad_wr %s)",
+	   rv ? strerror(rv) : "success",
+	   bad == &w[1] ? "second" : bad == &w[0] ? "first" : "other");
+	expect_wc(cli.scq, 2, IBV_WC_SUCCESS, -1, T_WC,
+		  "qpcaps: the chain's first Send");
+	expect_wc(srv.rcq, 100, IBV_WC_SUCCESS, 10, T_WC,
+		  "qpcaps: its receive");
+
+	sg[0].length = QC_INLINE + 1;
+	qc_wr(&w[0], 4, sg, 1, IBV_SEND_INLINE);
+	bad = NULL;
+	rv = ibv_post_send(cli.qp, &w[0], &bad);
+	ok(rv == EINVAL && bad == &w[0],
+	   "qpcaps: an inline Send of %d bytes on a QP of max_inline_data %d fails with EINVAL, bad_wr at it (got %s)",
+	   QC_INLINE + 1, QC_INLINE, rv ? strerror(rv) : "success");
+	sg[0].length = QC_INLINE;
+	qc_wr(&w[0], 5, sg, 1, IBV_SEND_INLINE);
+	rv = ibv_post_send(cli.qp, &w[0], &bad);
+	ok(!rv, "qpcaps: an inline Send of %d bytes is posted (%s)", QC_INLINE,
+	   rv ? strerror(rv) : "ok");
+	expect_wc(cli.scq, 5, IBV_WC_SUCCESS, -1, T_WC,
+		  "qpcaps: the inline Send");
+	expect_wc(srv.rcq, 101, IBV_WC_SUCCESS, QC_INLINE, T_WC,
+		  "qpcaps: its receive");
+
+	rs[0] = sge(smr, sbuf + 8192, 100);
+	rs[1] = sge(smr, sbuf + 9216, 100);
+	memset(&rw, 0, sizeof(rw));
+	rw.wr_id = 110;
+	rw.sg_list = rs;
+	rw.num_sge = 2;
+	rv = ibv_post_recv(srv.qp, &rw, &rbad);
+	ok(rv == EINVAL && rbad == &rw,
+	   "qpcaps: a receive of 2 SGEs on a QP of max_recv_sge %d fails with EINVAL, bad_wr at it (got %s)",
+	   QC_SGE, rv ? strerror(rv) : "success");
+	qc_srq(cli.pd, cbuf, cmr);
+	ok(cq_quiet(cli.scq, 100) && cq_quiet(srv.rcq, 100),
+	   "qpcaps: the refused WRs leave no completion");
+	expect_state(&cli, IBV_QPS_RTS, "qpcaps: after the refused WRs");
+	expect_state(&srv, IBV_QPS_RTS, "qpcaps: after the refused receive");
+
+	/* the QP is not broken by them */
+	sg[0].length = 10;
+	qc_wr(&w[0], 6, sg, 1, 0);
+	rv = ibv_post_send(cli.qp, &w[0], &bad);
+	ok(!rv, "qpcaps: a Send of 1 SGE after them is posted (%s)",
+	   rv ? strerror(rv) : "ok");
+	expect_wc(cli.scq, 6, IBV_WC_SUCCESS, -1, T_WC,
+		  "qpcaps: the Send after the refused WRs");
+	expect_wc(srv.rcq, 102, IBV_WC_SUCCESS, 10, T_WC,
+		  "qpcaps: its receive");
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts("posts beyond the QP's caps");
+}
+
+/*
+ * A process may write into its ring what the provider would refuse: a WQE
+ * beyond the QP's caps (within what the slot can hold) completes in error
+ * when the kernel takes it, and the QP goes to ERR (security.md).
+ */
+enum qc_ring { QC_SQE_SGE, QC_SQE_INLINE, QC_RQE_SGE };
+
+/* the slot after the published WQE wr_id, in a ring of num 128-byte slots */
+static void *qc_next_slot(uint64_t id, uint32_t num)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t ring = (size_t)num * 128, len = (ring + 64 + page - 1) &
+		~(page - 1);
+	struct fuzz_map m[32];
+	int n = fuzz_maps(m, 32), i;
+	size_t off;
+
+	for (i = 0; i < n; i++) {
+		if (m[i].len != len)
+			continue;
+		for (off = 0; off < ring; off += 128) {
+			struct kiwi_rqe *r = (struct kiwi_rqe *)(m[i].p + off);
+
+			if (r->id == id &&
+			    (__atomic_load_n(&r->flags, __ATOMIC_ACQUIRE) &
+			     KIWI_WQE_VALID))
+				return m[i].p + (off + 128) % ring;
+		}
+	}
+	return NULL;
+}
+
+/* writes WQE 201 beyond the caps into slot, VALID last */
+static void qc_scribble(void *slot, enum qc_ring k, char *buf,
+			struct ibv_mr *mr)
+{
+	struct kiwi_sqe *s = slot;
+	struct kiwi_rqe *r = slot;
+	uint16_t fl = KIWI_WQE_VALID;
+	struct kiwi_sge *sg;
+	int i;
+
+	memset(slot, 0, 128);
+	if (k == QC_RQE_SGE) {
+		r->id = 201;
+		r->num_sge = QC_SGE + 1;
+		sg = r->sge;
+	} else {
+		s->id = 201;
+		s->opcode = KIWI_OP_SEND;
+		fl |= KIWI_WQE_SIGNALED;
+		sg = s->sge;
+		if (k == QC_SQE_INLINE) {
+			fl |= KIWI_WQE_INLINE;
+			s->inline_len = QC_INLINE + 1;
+			memset(s->inline_data, 0x5a, QC_INLINE + 1);
+		} else {
+			s->num_sge = QC_SGE + 1;
+		}
+	}
+	for (i = 0; k != QC_SQE_INLINE && i < QC_SGE + 1; i++) {
+		sg[i].addr = (uintptr_t)buf + 4096 * (i + 1);
+		sg[i].length = 512;
+		sg[i].lkey = mr->lkey;
+	}
+	__atomic_store_n(k == QC_RQE_SGE ? &r->flags : &s->flags, fl,
+			 __ATOMIC_RELEASE);
+}
+
+static bool qc_wait_err(struct side *s, int ms)
+{
+	long long end = kiwi_now_ms() + ms;
+
+	while (qp_state(s->qp) != IBV_QPS_ERR && kiwi_now_ms() < end)
+		pump(50);
+	return qp_state(s->qp) == IBV_QPS_ERR;
+}
+
+static void t_qpcaps_ring(enum qc_ring k)
+{
+	static const char *const what[] = {
+		"an SQE of 2 SGEs", "an inline SQE of 17 bytes",
+		"an RQE of 2 SGEs",
+	};
+	static const char *const cap[] = {
+		"max_send_sge 1", "max_inline_data 16", "max_recv_sge 1",
+	};
+	static const enum ibv_wc_status st[] = {
+		IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOC_LEN_ERR, IBV_WC_LOC_PROT_ERR,
+	};
+	char *cbuf = big_alloc(65536), *sbuf = big_alloc(65536);
+	bool rq = k == QC_RQE_SGE;
+	struct ibv_mr *cmr, *smr;
+	struct ibv_sge sg;
+	char label[160];
+	void *slot;
+	int i;
+
+	if (!cbuf || !sbuf || !conn_prepare(&qp_small)) {
+		ok(false, "qpcaps ring: %s: the client's QP", what[k]);
+		goto out;
+	}
+	cmr = side_reg(&cli, cbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
+	if (!cmr)
+		goto out;
+	/* in INIT the WRs wait for the connection: write behind one */
+	sg = sge(cmr, cbuf, 8);
+	if (rq)
+		post_recv(cli.qp, 200, &sg, 1);
+	else
+		post(cli.qp, IBV_WR_SEND, 200, &sg, 1, 0, 0, IBV_SEND_SIGNALED);
+	slot = qc_next_slot(200, rq ? cli.cap.max_recv_wr :
+			    cli.cap.max_send_wr);
+	ok(slot != NULL,
+	   "qpcaps ring: %s written into the mapped %s behind a posted WR",
+	   what[k], rq ? "RQ" : "SQ");
+	if (!slot)
+		goto out;
+	qc_scribble(slot, k, cbuf, cmr);
+	if (!conn_request(&qp_small, NULL, 0))
+		goto out;
+	smr = side_reg(&srv, sbuf, 65536, IBV_ACCESS_LOCAL_WRITE);
+	for (i = 0; smr && i < 2; i++) {
+		sg = sge(smr, sbuf + i * 1024, 1024);
+		post_recv(srv.qp, 300 + i, &sg, 1);
+	}
+	if (!smr || !conn_accept(NULL, 0)) {
+		ok(false, "qpcaps ring: %s: connection established", what[k]);
+		goto out;
+	}
+	for (i = 0; rq && i < 2; i++) {
+		sg = sge(smr, sbuf + 8192, 8);
+		post(srv.qp, IBV_WR_SEND, 400 + i, &sg, 1, 0, 0,
+		     IBV_SEND_SIGNALED);
+	}
+	snprintf(label, sizeof(label), "qpcaps ring: %s: the WR before it",
+		 what[k]);
+	expect_wc(rq ? cli.rcq : cli.scq, 200, IBV_WC_SUCCESS, rq ? 8 : -1,
+		  T_WC, label);
+	snprintf(label, sizeof(label),
+		 "qpcaps ring: %s on a QP of %s completes in error", what[k],
+		 cap[k]);
+	expect_wc(rq ? cli.rcq : cli.scq, 201, st[k], -1, T_WC, label);
+	ok(qc_wait_err(&cli, T_WC),
+	   "qpcaps ring: %s: the client QP goes to ERR", what[k]);
+out:
+	conn_close();
+	free(cbuf);
+	free(sbuf);
+	check_counts("a WQE beyond the QP's caps in its ring");
+}
+
 /* ---- large and odd sizes ------------------------------------------------ */
 
 static void t_large(void)
@@ -2709,8 +3057,9 @@ static void kill_read_setup(void)
 static bool accept_child_kmr(pid_t pid, const char *what, int recvs,
 			     void (*setup)(void))
 {
-	bool up = accept_child(&(struct qp_opts){ 16, recvs }, &kme,
-			       sizeof(kme), setup) && kmr;
+	bool up = accept_child(&(struct qp_opts){ .send_wr = 16,
+						  .recv_wr = recvs },
+			       &kme, sizeof(kme), setup) && kmr;
 
 	ok(up, "%s: the child connects", what);
 	if (!up) {
@@ -2878,7 +3227,7 @@ static void t_kill_receiver(bool reads)
 	if (!kbuf)
 		return;
 	pid = spawn_child("recv");
-	if (!accept_child(&(struct qp_opts){ 32, 16 }, NULL, 0, NULL) ||
+	if (!accept_child(&(struct qp_opts){ .send_wr = 32, .recv_wr = 16 }, NULL, 0, NULL) ||
 	    srv.pdlen < sizeof(r)) {
 		diag("private data: %u bytes", srv.pdlen);
 		ok(false, "%s: the child connects", what);
@@ -3093,6 +3442,12 @@ int main(int argc, char **argv)
 		t_sge();
 	if (want("caps"))
 		t_caps();
+	if (want("qpcaps")) {
+		t_qpcaps();
+		t_qpcaps_ring(QC_SQE_SGE);
+		t_qpcaps_ring(QC_SQE_INLINE);
+		t_qpcaps_ring(QC_RQE_SGE);
+	}
 	if (want("large"))
 		t_large();
 	if (want("kill")) {

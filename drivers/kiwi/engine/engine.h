@@ -254,6 +254,14 @@ struct kiwi_qp {
 	bool user;
 	bool sig_all;
 	bool rnic_strict;		/* the device's rnic_strict at creation */
+	/*
+	 * The caps asked for at creation, reported as they are and enforced
+	 * on kernel posts and on every WQE taken from a ring, as RNICs
+	 * refuse more than the QP was created with (rnic-compat.md).
+	 */
+	u8 max_send_sge;
+	u8 max_recv_sge;		/* 0 with an SRQ */
+	u8 max_inline;
 	struct pid *owner;		/* user QPs: the creating process */
 	struct kiwi_ucontext *uctx;	/* charged to; NULL: kernel */
 

@@ -112,7 +112,7 @@ static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	struct kiwi_rqe *slot;
 	unsigned long flags;
 	u64 total = 0;
-	u32 i, nsge, max_sge = KIWI_MAX_SGE;
+	u32 i, nsge, max_sge = qp->max_recv_sge;
 
 	if (qp->srq) {
 		if (kiwi_srq_take(qp->srq, &rs->rqe))
@@ -136,6 +136,10 @@ static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	rs->placed = 0;
 	rs->sge = 0;
 	rs->sge_off = 0;
+	/*
+	 * Beyond the QP's (SRQ's) caps, never beyond rs->mr[]: a process
+	 * may write any count into its ring.
+	 */
 	nsge = rs->rqe.num_sge;
 	if (nsge > max_sge)
 		goto bad;

@@ -193,7 +193,10 @@ static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
 
 /*
  * Check the copy of an SQE (user slots are written by the process) and
- * take references on the MRs its SGEs name.  Returns a WC status.
+ * take references on the MRs its SGEs name.  Returns a WC status.  SGEs
+ * and inline bytes are held to the QP's caps, as its posts are: the
+ * provider checks them, a process writing its ring may not (and caps are
+ * within KIWI_MAX_SGE, the size of the cursor's arrays).
  */
 static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 {
@@ -229,7 +232,7 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 		return IB_WC_LOC_QP_OP_ERR;
 	}
 	if (sqe->flags & KIWI_WQE_INLINE) {
-		if (sqe->inline_len > KIWI_MAX_INLINE)
+		if (sqe->inline_len > qp->max_inline)
 			return IB_WC_LOC_LEN_ERR;
 		c->sg[0].addr = (uintptr_t)sqe->inline_data;
 		c->sg[0].length = sqe->inline_len;
@@ -237,7 +240,7 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 		w->total = sqe->inline_len;
 		return IB_WC_SUCCESS;
 	}
-	if (sqe->num_sge > KIWI_MAX_SGE)
+	if (sqe->num_sge > qp->max_send_sge)
 		return IB_WC_LOC_QP_OP_ERR;
 	c->nsge = sqe->num_sge;
 	for (i = 0; i < c->nsge; i++) {

@@ -28,7 +28,8 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 	num = roundup_pow_of_two(a->max_wr);
 	spin_lock_init(&srq->lock);
 	srq->user = !!udata;
-	srq->max_sge = KIWI_MAX_SGE;
+	/* as asked, reported and enforced like a QP's (rnic-compat.md) */
+	srq->max_sge = a->max_sge;
 	srq->limit = a->srq_limit;
 	rv = kiwi_ring_alloc(&srq->ring, num, sizeof(struct kiwi_rqe), udata);
 	if (rv)
@@ -45,7 +46,6 @@ int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
 			goto err_ring;
 	}
 	a->max_wr = num;
-	a->max_sge = KIWI_MAX_SGE;
 	kiwi_obj_inc(KIWI_OBJ_SRQ);
 	return 0;
 

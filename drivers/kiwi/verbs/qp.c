@@ -80,6 +80,10 @@ static void kiwi_qp_init(struct kiwi_qp *qp, struct kiwi_dev *kdev,
 	qp->scq = to_kcq(attr->send_cq);
 	qp->rcq = to_kcq(attr->recv_cq);
 	qp->srq = attr->srq ? to_ksrq(attr->srq) : NULL;
+	/* within KIWI_MAX_SGE and KIWI_MAX_INLINE: kiwi_qp_attr_ok() */
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_recv_sge = attr->srq ? 0 : attr->cap.max_recv_sge;
+	qp->max_inline = attr->cap.max_inline_data;
 	INIT_WORK(&qp->tx_work, kiwi_tx_work);
 	INIT_WORK(&qp->rx_work, kiwi_rx_work);
 	mutex_init(&qp->tx_mutex);
@@ -141,14 +145,18 @@ static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata,
 	return kiwi_respond(udata, &resp, sizeof(resp));
 }
 
-/* what the QP really offers, at least what was asked for */
-static void kiwi_qp_caps_report(struct ib_qp_cap *cap, u32 nsq, u32 nrq)
+/*
+ * What the QP really offers: ring slots rounded up, the SGE counts and
+ * inline size exactly as asked, since those are what posts are held to.
+ */
+static void kiwi_qp_caps_report(const struct kiwi_qp *qp,
+				struct ib_qp_cap *cap)
 {
-	cap->max_send_wr = nsq;
-	cap->max_send_sge = KIWI_MAX_SGE;
-	cap->max_inline_data = KIWI_MAX_INLINE;
-	cap->max_recv_wr = nrq;
-	cap->max_recv_sge = nrq ? KIWI_MAX_SGE : 0;
+	cap->max_send_wr = qp->sq.num;
+	cap->max_send_sge = qp->max_send_sge;
+	cap->max_inline_data = qp->max_inline;
+	cap->max_recv_wr = qp->rq.num;
+	cap->max_recv_sge = qp->max_recv_sge;
 }
 
 int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
@@ -188,7 +196,7 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 		if (rv)
 			goto err_id;
 	}
-	kiwi_qp_caps_report(cap, nsq, nrq);
+	kiwi_qp_caps_report(qp, cap);
 
 	if (udata)
 		qp->owner = get_pid(task_tgid(current));
@@ -362,11 +370,7 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cur_qp_state = attr->qp_state;
 	attr->port_num = 1;
 	attr->path_mtu = kiwi_dev_path_mtu(qp->kdev);
-	attr->cap.max_send_wr = qp->sq.num;
-	attr->cap.max_send_sge = KIWI_MAX_SGE;
-	attr->cap.max_inline_data = KIWI_MAX_INLINE;
-	attr->cap.max_recv_wr = qp->rq.num;
-	attr->cap.max_recv_sge = qp->rq.num ? KIWI_MAX_SGE : 0;
+	kiwi_qp_caps_report(qp, &attr->cap);
 
 	init->event_handler = ibqp->event_handler;
 	init->qp_context = ibqp->qp_context;

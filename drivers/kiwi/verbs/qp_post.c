@@ -14,18 +14,20 @@
 /*
  * Kernel consumers post with ib_sge addresses that are kernel virtual
  * addresses, because the device has no DMA device (ib_uses_virt_dma).
+ * Held to the QP's own caps, as RNICs hold them (rnic-compat.md).
  */
-static int kiwi_copy_inline(struct kiwi_sqe *sqe, const struct ib_send_wr *wr)
+static int kiwi_copy_inline(const struct kiwi_qp *qp, struct kiwi_sqe *sqe,
+			    const struct ib_send_wr *wr)
 {
 	u32 len = 0;
 	int i;
 
-	if (wr->num_sge < 0 || wr->num_sge > KIWI_MAX_SGE)
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		u32 n = wr->sg_list[i].length;
 
-		if (n > KIWI_MAX_INLINE - len)
+		if (n > qp->max_inline - len)
 			return -EINVAL;
 		memcpy(sqe->inline_data + len,
 		       (void *)(uintptr_t)wr->sg_list[i].addr, n);
@@ -119,10 +121,10 @@ static int kiwi_sqe_from_wr(struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 
 	if (wr->send_flags & IB_SEND_INLINE) {
 		flags |= KIWI_WQE_INLINE;
-		rv = kiwi_copy_inline(sqe, wr);
+		rv = kiwi_copy_inline(qp, sqe, wr);
 	} else {
 		rv = kiwi_sges_from_wr(sqe->sge, wr->sg_list, wr->num_sge,
-				    KIWI_MAX_SGE);
+				       qp->max_send_sge);
 		sqe->num_sge = wr->num_sge;
 	}
 done:
@@ -149,12 +151,18 @@ static int kiwi_flush_send_wrs(struct kiwi_qp *qp, const struct ib_send_wr *wr,
 		.opcode = KIWI_OP_SEND,
 		.qp_id = qp->ibqp.qp_num,
 	};
+	struct kiwi_sqe tmp;
+	int rv;
 
 	for (; wr; wr = wr->next) {
+		/* an invalid WR is refused as in any other state */
+		rv = kiwi_sqe_from_wr(qp, &tmp, wr);
 		wc.id = wr->wr_id;
-		if (kiwi_cq_push(qp->scq, &wc)) {
+		if (!rv && kiwi_cq_push(qp->scq, &wc))
+			rv = -ENOMEM;
+		if (rv) {
 			*bad_wr = wr;
-			return -ENOMEM;
+			return rv;
 		}
 	}
 	return 0;
@@ -291,6 +299,9 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	} else if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp)) {
 		/* ib_drain_rq() waits for exactly this completion */
 		for (; wr; wr = wr->next) {
+			rv = kiwi_rqe_from_wr(&tmp, wr, qp->max_recv_sge);
+			if (rv)
+				break;
 			wc.id = wr->wr_id;
 			rv = kiwi_cq_push(qp->rcq, &wc);
 			if (rv) {
@@ -305,7 +316,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 				rv = -ENOMEM;	/* RQ full */
 				break;
 			}
-			rv = kiwi_rqe_from_wr(&tmp, wr, KIWI_MAX_SGE);
+			rv = kiwi_rqe_from_wr(&tmp, wr, qp->max_recv_sge);
 			if (rv)
 				break;
 			memcpy(rqe, &tmp, sizeof(tmp));
