@@ -164,6 +164,18 @@ else
 	echo "# build: no tests/verbs/Makefile, no C verbs tests to build"
 fi
 
+# serial_trouble FILE: from the first line of kernel-bad.ere's on (the
+# first trouble and its stacks), else the end of the log; printable only.
+serial_trouble() {
+	local first
+	first=$(grep -naE "$(<tests/vm/kernel-bad.ere)" "$1" | head -n 1 | cut -d: -f1)
+	if [ -n "$first" ]; then
+		tail -n +"$((first > 5 ? first - 5 : 1))" "$1" | head -n 80
+	else
+		tail -n 40 "$1"
+	fi | tr -cd '\11\12\40-\176'
+}
+
 # vm_stage PREFIX CASES_DIR: ONE boot running every executable
 # CASES_DIR/[0-9]*.sh (guest-suite.sh), each case's lines as "PREFIXcase:",
 # then the checks of what the guest did not finish and of the kernel log.
@@ -236,7 +248,7 @@ vm_stage() {
 		if grep -q "^=== begin $n " "$vmlog"; then
 			died=$n
 			if [ "$vrc" = 124 ] && [ -n "$clipped" ]; then
-				say "$pfx$n: not ok - stopped by the suite's time budget (${budget}s) during this case"
+				say "$pfx$n: not ok - stopped by the suite's time budget (${budget}s) during this case (serial log $serial)"
 			elif [ "$vrc" = 124 ]; then
 				say "$pfx$n: not ok - the guest hung during this case and was killed (serial log $serial)"
 			else
@@ -246,6 +258,12 @@ vm_stage() {
 			say "$pfx$n: not ok - not run: the run stopped earlier${died:+ (in $died)}"
 		fi
 	done
+	# What the kernel said while the guest went down or stalled, under
+	# the case it happened in: a CI log's reader sees it there.
+	if [ -n "$died" ] && [ -n "$serial" ] && [ -f "$serial" ]; then
+		serial_trouble "$serial" | sed "s/^/# $pfx$died: | /" |
+			while IFS= read -r l; do say "$l"; done
+	fi
 
 	# The kernel log of the whole boot, including what no case owned.
 	bad=$(<tests/vm/kernel-bad.ere)
@@ -394,7 +412,7 @@ if [ "$failed" -gt 0 ]; then
 		echo "# --- diagnostics of $st (last 30 lines):"
 		grep -F "# $st: " "$all" | tail -n 30
 	done
-	grep -oE 'the guest (died|hung) during this case .*serial log [^)]+' "$all" |
+	grep -oE '(the guest (died|hung)|stopped by .*) during this case .*serial log [^)]+' "$all" |
 		sed 's/.*serial log //' | sort -u | head -n 2 | while IFS= read -r f; do
 		[ -f "$f" ] || continue
 		echo "# --- end of $f:"

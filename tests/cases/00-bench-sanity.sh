@@ -20,6 +20,10 @@ tap_check "panic_on_warn is in force" \
 	grep -qx 1 /proc/sys/kernel/panic_on_warn
 tap_check "slub_debug is in force (a cache has red zones)" \
 	grep -qx 1 /sys/kernel/slab/kmalloc-64/red_zone
+# a stalled kernel panics with its stacks instead of going silent
+for f in softlockup_panic panic_on_rcu_stall hung_task_panic; do
+	tap_check "$f is in force" grep -qx 1 /proc/sys/kernel/$f
+done
 
 tap_check "debugfs is mounted at /sys/kernel/debug" \
 	bash -c 'grep -q "^debugfs /sys/kernel/debug debugfs" /proc/mounts'

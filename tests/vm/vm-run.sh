@@ -129,7 +129,13 @@ if [ -z "$vmroot" ]; then
 fi
 
 cmdline="console=ttyS0,115200 loglevel=7 panic=-1 oops=panic"
-[ "${KIWI_VM_PANIC_ON_WARN:-1}" = 0 ] || cmdline+=" panic_on_warn=1"
+# A test guest stops at the first sign of trouble, stalls included: a
+# soft lockup, an RCU stall or a task blocked for 120 s panics, so that
+# the serial log ends with its stacks and the suite goes on, instead of a
+# guest that spins silently until the host's limit (kernel-bad.ere fails
+# all of them anyway).
+[ "${KIWI_VM_PANIC_ON_WARN:-1}" = 0 ] ||
+	cmdline+=" panic_on_warn=1 softlockup_panic=1 sysctl.kernel.panic_on_rcu_stall=1 sysctl.kernel.hung_task_panic=1"
 slub=${KIWI_VM_SLUB_DEBUG:-FZPU}
 [ "$slub" = off ] || cmdline+=" slub_debug=$slub"
 cmdline+=" nokaslr mitigations=off"
@@ -164,11 +170,15 @@ cmdline+=" kiwivm.root=$root kiwivm.run=$run"
 # debug-threads: the vCPU threads are named "CPU <n>/TCG" (KIWI_VM_PIN)
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
 	-name kiwivm,debug-threads=on
-	-smp "${KIWI_VM_CPUS:-2}" -m "$mem" -display none -monitor none -no-reboot
+	-smp "${KIWI_VM_CPUS:-2}" -m "$mem" -display none -no-reboot
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-serial "file:$serial" -serial "file:$output"
 	-virtfs "local,path=${vmroot:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$root,mount_tag=kiwiwork,security_model=none,multidevs=remap")
+# The QEMU monitor on a socket in the run's directory: a stalled guest's
+# vCPUs can be read there ("info registers -a"), against System.map
+# (nokaslr) and the modules' load addresses.
+qemu+=(-monitor "unix:$run/monitor,server=on,wait=off")
 if [ -n "${KIWI_VM_NET:-}" ]; then
 	qemu+=(-netdev "$KIWI_VM_NET,id=wire"
 		-device "virtio-net-pci,netdev=wire,mac=${KIWI_VM_MAC:-52:54:00:4b:00:01}")
