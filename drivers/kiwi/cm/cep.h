@@ -78,6 +78,8 @@ struct kiwi_cep {
 	enum kiwi_cep_state state;
 	struct kiwi_cm_dev *cdev;
 	struct list_head dev_entry;	/* cdev->ceps, under cdev->lock */
+	/* a kiwi_cep_req_done() call's list to kick, under cdev->lock */
+	struct list_head kick_entry;
 	bool reaped;			/* under cdev->lock: device removal saw it */
 	bool dead;			/* device or listener gone: fail handshake */
 	bool evicted;			/* passive: made room on a full listener */

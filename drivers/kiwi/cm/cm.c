@@ -143,6 +143,7 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev,
 	INIT_LIST_HEAD(&cep->children);
 	INIT_LIST_HEAD(&cep->child_entry);
 	INIT_LIST_HEAD(&cep->wild_entry);
+	INIT_LIST_HEAD(&cep->kick_entry);
 	INIT_DELAYED_WORK(&cep->hs_work, kiwi_cep_hs_work);
 	INIT_WORK(&cep->event_work, kiwi_cep_event_work);
 	INIT_DELAYED_WORK(&cep->close_timer, kiwi_cep_close_timeout);

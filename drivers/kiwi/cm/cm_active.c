@@ -43,28 +43,41 @@ static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 	return turn;
 }
 
-/* Our Request went (or never will): younger ones to the peer may go. */
+/*
+ * Our Request went (or never will): younger ones to the peer may go.
+ * They are kicked and let go after cdev->lock: the put may be the last
+ * one (their connect failed meanwhile), and kiwi_cep_release() takes that
+ * lock.  A cep on another caller's kick list is that caller's to kick,
+ * after it took it off the list, so after our req_pending went false.
+ */
 static void kiwi_cep_req_done(struct kiwi_cep *cep)
 {
 	struct kiwi_cm_dev *cdev = cep->cdev;
-	struct kiwi_cep *o;
+	struct kiwi_cep *o, *n;
+	LIST_HEAD(kick);
 
 	if (!READ_ONCE(cep->req_pending))
 		return;
 	WRITE_ONCE(cep->req_pending, false);
 	spin_lock_irq(&cdev->lock);
 	list_for_each_entry(o, &cdev->ceps, dev_entry) {
-		/* not the last put: a queued work holds its own */
 		if (o->owner == cep->owner && READ_ONCE(o->req_pending) &&
 		    kiwi_addr_same(&o->raddr, &cep->raddr) &&
+		    list_empty(&o->kick_entry) &&
 		    kref_get_unless_zero(&o->ref)) {
 			/* a new older one to wait for: a new bounded wait */
 			WRITE_ONCE(o->order_wait, false);
-			kiwi_cep_hs_kick(o);
-			kiwi_cep_put(o);
+			list_add_tail(&o->kick_entry, &kick);
 		}
 	}
 	spin_unlock_irq(&cdev->lock);
+	list_for_each_entry_safe(o, n, &kick, kick_entry) {
+		spin_lock_irq(&cdev->lock);
+		list_del_init(&o->kick_entry);
+		spin_unlock_irq(&cdev->lock);
+		kiwi_cep_hs_kick(o);
+		kiwi_cep_put(o);
+	}
 }
 
 /*
