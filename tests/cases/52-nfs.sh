@@ -137,24 +137,19 @@ restart_io() {
 # naming the rkey of the RPC's chunks; the client's frwr_reminv() fires
 # the event only when its receive completed with IB_WC_WITH_INVALIDATE and
 # that rkey is one of the RPC's MRs.
-NFS_TR=/sys/kernel/tracing
+NFS_TR=$KIWI_TR	# lib.sh's trace_events flips the event
 reminv_on() {
-	[ -d $NFS_TR/events ] ||
-		mount -t tracefs nodev $NFS_TR 2>/dev/null
-	[ -d $NFS_TR/events/rpcrdma/xprtrdma_mr_reminv ] || {
-		echo "no rpcrdma:xprtrdma_mr_reminv trace event"
-		return 1
-	}
+	trace_events 0 rpcrdma/xprtrdma_mr_reminv &&
 	echo 0 > $NFS_TR/tracing_on &&
 	echo > $NFS_TR/trace &&
-	echo 1 > $NFS_TR/events/rpcrdma/xprtrdma_mr_reminv/enable &&
+	trace_events 1 rpcrdma/xprtrdma_mr_reminv &&
 	echo 1 > $NFS_TR/tracing_on
 }
 
 reminv_seen() {
 	local n
 	echo 0 > $NFS_TR/tracing_on
-	echo 0 > $NFS_TR/events/rpcrdma/xprtrdma_mr_reminv/enable
+	trace_events 0 rpcrdma/xprtrdma_mr_reminv
 	n=$(grep -c "xprtrdma_mr_reminv:" $NFS_TR/trace)
 	echo > $NFS_TR/trace
 	echo "$n MRs remotely invalidated"

@@ -139,24 +139,20 @@ tap_check "object counts back to zero" kiwi_counts_zero
 
 # kiwi's trace of the peer-to-peer exchange: when siw is slow to see the
 # RTR, the trace tells whether kiwi sent it only after the Reply came
-tr=/sys/kernel/tracing
-[ -d $tr/events/kiwi ] || tr=/sys/kernel/debug/tracing
+# (lib.sh's trace_events: flipped between groups, no connection live)
+tr=$KIWI_TR
+rtr_events="kiwi/kiwi_mpa_rep_rcvd kiwi/kiwi_rtr_sent"
 rtr_trace_on() {
-	if [ ! -d $tr/events ]; then
-		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-		tr=/sys/kernel/tracing
-	fi
+	trace_events 0 $rtr_events
 	echo 0 > $tr/tracing_on
 	echo > $tr/trace
-	echo 1 > $tr/events/kiwi/kiwi_mpa_rep_rcvd/enable
-	echo 1 > $tr/events/kiwi/kiwi_rtr_sent/enable
+	trace_events 1 $rtr_events
 	echo 1 > $tr/tracing_on
 }
 rtr_trace_off() {
 	echo 0 > $tr/tracing_on
 	cp $tr/trace "$KIWI_TMP_TRACE"
-	echo 0 > $tr/events/kiwi/kiwi_mpa_rep_rcvd/enable
-	echo 0 > $tr/events/kiwi/kiwi_rtr_sent/enable
+	trace_events 0 $rtr_events
 	echo > $tr/trace
 }
 # rtr_after_reply: every kiwi_rtr_sent of a QP comes after a

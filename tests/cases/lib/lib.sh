@@ -280,6 +280,31 @@ pid_gone() {
 # tcp_listening NS PORT: something listens on TCP port PORT in network
 # namespace NS ("" for this one).  kiwi listens with kernel sockets, so a
 # server has returned from rdma_listen() once this holds (for wait_for).
+# trace_events VALUE EVENT...: VALUE (0 or 1) into each event's enable
+# file under $KIWI_TR (EVENT: a system, "kiwi", or one event,
+# "kiwi/kiwi_rtr_sent"), tracefs mounted if need be.  record-cmd goes off
+# first: with it on, enabling the first event and disabling the last also
+# patch the scheduler's sched_switch tracepoint, a site both vCPUs run all
+# the time, and TCG may let a vCPU keep running a stale translation of a
+# site being patched: it traps on the int3 for ever after the patch ended
+# (an RCU stall with the vCPU in asm_exc_int3 at __schedule, its memory
+# holding the restored NOP; tests/cases/09-trace-flip.sh).  The events' own
+# sites are patched all the same, so cases flip them while that code is
+# idle.
+KIWI_TR=/sys/kernel/tracing
+trace_events() {
+	local v=$1 e
+	shift
+	[ -d $KIWI_TR/events ] || mount -t tracefs nodev $KIWI_TR 2>/dev/null
+	[ -d $KIWI_TR/events ] || { echo "no tracefs at $KIWI_TR"; return 1; }
+	echo 0 > $KIWI_TR/options/record-cmd || return 1
+	for e in "$@"; do
+		[ -f "$KIWI_TR/events/$e/enable" ] ||
+			{ echo "no trace event $e"; return 1; }
+		echo "$v" > "$KIWI_TR/events/$e/enable" || return 1
+	done
+}
+
 tcp_listening() {
 	${1:+ip netns exec "$1"} ss -Htln "sport = :$2" | grep -q .
 }
