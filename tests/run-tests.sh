@@ -164,8 +164,9 @@ else
 	echo "# build: no tests/verbs/Makefile, no C verbs tests to build"
 fi
 
-# serial_trouble FILE: from the first line of kernel-bad.ere's on (the
-# first trouble and its stacks), else the end of the log; printable only.
+# serial_trouble FILE: a dead or stalled guest's serial log from the first
+# line kernel-bad.ere matches (its first trouble and the stacks after),
+# else its end; printable characters only.
 serial_trouble() {
 	local first
 	first=$(grep -naE "$(<tests/vm/kernel-bad.ere)" "$1" | head -n 1 | cut -d: -f1)
@@ -258,12 +259,6 @@ vm_stage() {
 			say "$pfx$n: not ok - not run: the run stopped earlier${died:+ (in $died)}"
 		fi
 	done
-	# What the kernel said while the guest went down or stalled, under
-	# the case it happened in: a CI log's reader sees it there.
-	if [ -n "$died" ] && [ -n "$serial" ] && [ -f "$serial" ]; then
-		serial_trouble "$serial" | sed "s/^/# $pfx$died: | /" |
-			while IFS= read -r l; do say "$l"; done
-	fi
 
 	# The kernel log of the whole boot, including what no case owned.
 	bad=$(<tests/vm/kernel-bad.ere)
@@ -415,8 +410,8 @@ if [ "$failed" -gt 0 ]; then
 	grep -oE '(the guest (died|hung)|stopped by .*) during this case .*serial log [^)]+' "$all" |
 		sed 's/.*serial log //' | sort -u | head -n 2 | while IFS= read -r f; do
 		[ -f "$f" ] || continue
-		echo "# --- end of $f:"
-		tail -n 60 "$f" | tr -cd '\11\12\40-\176' | sed 's/^/#   /'
+		echo "# --- $f, from its first trouble:"
+		serial_trouble "$f" | sed 's/^/#   /'
 	done
 fi
 echo "$passed passed, $failed failed, $skipped skipped"

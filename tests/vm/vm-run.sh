@@ -176,8 +176,9 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -M q35 -accel tcg -cpu max
 	-virtfs "local,path=${vmroot:-/},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$root,mount_tag=kiwiwork,security_model=none,multidevs=remap")
 # The QEMU monitor on a socket in the run's directory: a stalled guest's
-# vCPUs can be read there ("info registers -a"), against System.map
-# (nokaslr) and the modules' load addresses.
+# vCPUs can be read there ("info registers -a"), against a /proc/kallsyms
+# the guest saved (nokaslr: the same addresses every boot; Debian's
+# System.map is a stub).
 qemu+=(-monitor "unix:$run/monitor,server=on,wait=off")
 if [ -n "${KIWI_VM_NET:-}" ]; then
 	qemu+=(-netdev "$KIWI_VM_NET,id=wire"

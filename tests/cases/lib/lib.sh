@@ -277,9 +277,6 @@ pid_gone() {
 	! kill -0 "$1" 2> /dev/null
 }
 
-# tcp_listening NS PORT: something listens on TCP port PORT in network
-# namespace NS ("" for this one).  kiwi listens with kernel sockets, so a
-# server has returned from rdma_listen() once this holds (for wait_for).
 # trace_events VALUE EVENT...: VALUE (0 or 1) into each event's enable
 # file under $KIWI_TR (EVENT: a system, "kiwi", or one event,
 # "kiwi/kiwi_rtr_sent"), tracefs mounted if need be.  record-cmd goes off
@@ -305,6 +302,9 @@ trace_events() {
 	done
 }
 
+# tcp_listening NS PORT: something listens on TCP port PORT in network
+# namespace NS ("" for this one).  kiwi listens with kernel sockets, so a
+# server has returned from rdma_listen() once this holds (for wait_for).
 tcp_listening() {
 	${1:+ip netns exec "$1"} ss -Htln "sport = :$2" | grep -q .
 }
