@@ -744,6 +744,40 @@ static void kiwi_tx_term(struct kiwi_qp *qp)
 }
 
 /* With tx_mutex held: send until there is nothing to do or no room. */
+/*
+ * Push the batch taken.  0: go on; > 0: leave, the engine comes back by
+ * itself (write space, or the kick of a yield); < 0: the engine stops (a
+ * failed send resets the connection, a Terminate sent ends it).
+ */
+static int kiwi_tx_push(struct kiwi_qp *qp)
+{
+	struct kiwi_txs *txs = qp->txs;
+	int rv = kiwi_batch_push(qp);
+
+	if (rv == -EAGAIN)
+		return 1;
+	if (rv == KIWI_TX_YIELD) {
+		kiwi_tx_kick(qp);
+		return 1;
+	}
+	if (rv) {
+		set_bit(KIWI_EF_TX_STOP, &qp->eflags);
+		if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))
+			kiwi_conn_llp_event(qp->conn, KIWI_LLP_RESET);
+		kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
+		return -1;
+	}
+	if (txs->term_queued) {
+		kiwi_stat_term(qp->kdev, true, txs->term.term.layer);
+		trace_kiwi_term_sent(qp->ibqp.qp_num, &txs->term.term);
+		set_bit(KIWI_EF_TERM_SENT, &qp->eflags);
+		set_bit(KIWI_EF_TX_STOP, &qp->eflags);
+		kiwi_conn_llp_event(qp->conn, KIWI_LLP_TERMINATE_SENT);
+		return -1;
+	}
+	return 0;
+}
+
 static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 {
 	struct kiwi_txs *txs;
@@ -771,32 +805,11 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	for (;;) {
 		if (txs->niov) {
 			sent += txs->bytes;
-			rv = kiwi_batch_push(qp);
-			if (rv == -EAGAIN)
+			rv = kiwi_tx_push(qp);
+			if (rv > 0)
 				return;
-			if (rv == KIWI_TX_YIELD) {
-				kiwi_tx_kick(qp);
-				return;
-			}
-			if (rv) {
-				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
-				if (!test_and_set_bit(KIWI_EF_RST, &qp->eflags))
-					kiwi_conn_llp_event(qp->conn,
-							  KIWI_LLP_RESET);
-				kiwi_qp_to_err(qp, IB_EVENT_QP_FATAL);
+			if (rv < 0)
 				break;
-			}
-			if (txs->term_queued) {
-				kiwi_stat_term(qp->kdev, true,
-					       txs->term.term.layer);
-				trace_kiwi_term_sent(qp->ibqp.qp_num,
-						     &txs->term.term);
-				set_bit(KIWI_EF_TERM_SENT, &qp->eflags);
-				set_bit(KIWI_EF_TX_STOP, &qp->eflags);
-				kiwi_conn_llp_event(qp->conn,
-						  KIWI_LLP_TERMINATE_SENT);
-				break;
-			}
 		}
 		if (test_bit(KIWI_EF_TERM, &qp->eflags)) {
 			kiwi_tx_term(qp);

@@ -932,12 +932,54 @@ static void kiwi_fbuf_grow(struct kiwi_txs *txs)
 	txs->fsize = KIWI_TX_FBUF;
 }
 
+/* TCP took rv more bytes of the batch: move its iov past them */
+static void kiwi_batch_advance(struct kiwi_txs *txs, int rv)
+{
+	struct kvec *v;
+	u32 n;
+
+	txs->bytes -= rv;
+	for (; rv > 0; rv -= n) {
+		v = &txs->iov[txs->iov_done];
+		n = min_t(size_t, rv, v->iov_len);
+		v->iov_base += n;
+		v->iov_len -= n;
+		if (!v->iov_len)
+			txs->iov_done++;
+	}
+}
+
+/* TCP has all of the batch: count it, and its completions are due */
+static void kiwi_batch_sent(struct kiwi_qp *qp, struct sock *sk)
+{
+	struct kiwi_txs *txs = qp->txs;
+
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
+	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
+	atomic64_add(txs->payload - txs->zcb, &kiwi_tx_copy_bytes);
+	if (txs->zcb) {
+		/* the peer's ACK of this sequence number frees its pages */
+		txs->zc_seq = READ_ONCE(tcp_sk(sk)->write_seq);
+		txs->zc_live = true;
+		txs->zc_held += txs->zcb;
+		atomic64_add(txs->zcb, &kiwi_tx_zc_held);
+	}
+	/*
+	 * TCP has copied the data or holds its own page references: the
+	 * MRs may go (deregistration does not wait for the ACK).
+	 */
+	kiwi_batch_clear(txs);
+	if (unlikely(txs->fgrow))
+		kiwi_fbuf_grow(txs);
+	kiwi_batch_complete(qp);
+}
+
 int kiwi_batch_push(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
 	struct sock *sk = qp->sock->sk;
 	struct msghdr msg = {};
-	int rv, retry = 4;
+	int rv, flags, retry = 4;
 
 	lockdep_assert_held(&qp->tx_mutex);
 	while (txs->iov_done < txs->niov) {
@@ -947,10 +989,9 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 		 */
 		if (kiwi_batch_stale(txs))
 			return -ESTALE;
-		msg.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL |
-			(txs->more ? MSG_MORE : 0);
+		flags = MSG_DONTWAIT | MSG_NOSIGNAL | (txs->more ? MSG_MORE : 0);
 		if (txs->npg) {
-			rv = kiwi_batch_send_zc(txs, sk, msg.msg_flags);
+			rv = kiwi_batch_send_zc(txs, sk, flags);
 		} else {
 			/*
 			 * Straight to TCP, as the zero-copy path does: the
@@ -959,23 +1000,14 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 			 * for a connected kernel socket, and cost a latency
 			 * path several calls per message.
 			 */
+			msg.msg_flags = flags;
 			iov_iter_kvec(&msg.msg_iter, WRITE,
 				      &txs->iov[txs->iov_done],
 				      txs->niov - txs->iov_done, txs->bytes);
 			rv = tcp_sendmsg(sk, &msg, txs->bytes);
 		}
 		if (rv > 0) {
-			txs->bytes -= rv;
-			while (rv) {
-				struct kvec *v = &txs->iov[txs->iov_done];
-				u32 n = min_t(size_t, rv, v->iov_len);
-
-				v->iov_base += n;
-				v->iov_len -= n;
-				rv -= n;
-				if (!v->iov_len)
-					txs->iov_done++;
-			}
+			kiwi_batch_advance(txs, rv);
 			if (txs->iov_done == txs->niov)
 				break;
 		} else if (rv != -EAGAIN) {
@@ -996,25 +1028,7 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 		if (!retry--)
 			return KIWI_TX_YIELD;
 	}
-	/* counted as sent once TCP has all of the batch */
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
-	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
-	atomic64_add(txs->payload - txs->zcb, &kiwi_tx_copy_bytes);
-	if (txs->zcb) {
-		/* the peer's ACK of this sequence number frees its pages */
-		txs->zc_seq = READ_ONCE(tcp_sk(sk)->write_seq);
-		txs->zc_live = true;
-		txs->zc_held += txs->zcb;
-		atomic64_add(txs->zcb, &kiwi_tx_zc_held);
-	}
-	/*
-	 * TCP has copied the data or holds its own page references: the
-	 * MRs may go (deregistration does not wait for the ACK).
-	 */
-	kiwi_batch_clear(txs);
-	if (unlikely(txs->fgrow))
-		kiwi_fbuf_grow(txs);
-	kiwi_batch_complete(qp);
+	kiwi_batch_sent(qp, sk);
 	return 0;
 }
 
