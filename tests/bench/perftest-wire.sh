@@ -20,7 +20,10 @@
 #   kiwi-siw  A kiwi (mpa_crc=off) to B siw: ib_write_bw at 64 KiB only
 #   tcp       iperf3 with its default write size, and again with -Z
 # perftest over rdma_cm (-R), a fresh port per run: ib_write_bw,
-# ib_send_bw, ib_read_bw at 64 KiB and 1 MiB, ib_write_lat at 64 B.
+# ib_send_bw, ib_read_bw at 64 KiB and 1 MiB, ib_write_lat at 64 B; and
+# the connection rate: tests/verbs/cm-cycle in kiwi and siw (connect,
+# the server's first message, disconnect, one connection after the
+# other), tcp-cycle's same steps over plain TCP in tcp.
 #
 # What is counted (tests/bench/wire-report.py): both guests sample their
 # NIC's byte counters and /proc/stat every 0.1 s (wire-sampler.py).  A
@@ -31,6 +34,8 @@
 # figure is its receiver-side one.  CPU time is both guests' busy time
 # over that span: seconds per GiB, or microseconds per operation for
 # latency.  Latency is perftest's t_typical (half the median round trip).
+# A connection rate is the client's connections per second by its own
+# clock, its CPU both vCPU threads' time over each guest's run.
 # Message counts are chosen per run from the previous run's rate so each
 # transfer lasts about 4 s (a first, shorter run calibrates).
 #
@@ -68,9 +73,10 @@ if [ "$quick" = 1 ]; then
 fi
 # a subset, to chase one configuration (never a table of record):
 # KIWI_WB_CONFIGS="kiwi", KIWI_WB_TESTS="write", KIWI_WB_SIZES="65536",
-# KIWI_WB_LAT=0; and kiwi's A/B variants beside kiwi (variant_switches:
+# KIWI_WB_LAT=0, KIWI_WB_CM=0 (no connection rate); and kiwi's A/B
+# variants beside kiwi (variant_switches:
 # KIWI_WB_CONFIGS="kiwi kiwi-inline kiwi-copy"), reported as ratios to kiwi
-[ -n "${KIWI_WB_CONFIGS:-}${KIWI_WB_TESTS:-}${KIWI_WB_SIZES:-}${KIWI_WB_LAT:-}" ] && doc=0
+[ -n "${KIWI_WB_CONFIGS:-}${KIWI_WB_TESTS:-}${KIWI_WB_SIZES:-}${KIWI_WB_LAT:-}${KIWI_WB_CM:-}" ] && doc=0
 
 # ---------------------------------------------------------------- guest side
 if [ -n "$guest_dir" ]; then
@@ -335,6 +341,79 @@ perf() {
 	done
 }
 
+# cycles ROUND CONFIG: the connection rate, B serving, A connecting and
+# disconnecting one connection after the other: cm-cycle over rdma_cm
+# (the server's first message awaited, as siw needs) for kiwi and siw, tcp-cycle (connect,
+# the server's first byte, close) for plain TCP; the figure is A's
+# connections per second.  The count aims at want_s seconds at the last
+# rate; without one, a first run of 20 calibrates.
+# peer_done_or_gone NAME PID: the peer reached NAME, or process PID ended
+peer_done_or_gone() {
+	[ -e "$dir/$peer.$1" ] || ! kill -0 "$2" 2> /dev/null
+}
+
+cycles() {
+	local r=$1 c=$2 key=$2-cm_cycle id port n prog rc t0 t1 v st try=1 spid
+	local mode=speak
+	prog=$root/tests/verbs/build/cm-cycle
+	# siw may leave the RTR unread: nudge it (cm-cycle.c)
+	[ $c = siw ] && mode=nudge
+	[ $c = tcp ] && prog=$root/tests/verbs/build/tcp-cycle mode=
+	while :; do
+		id=b$boot-r$r-$key-$try
+		port=$((20000 + (boot * 1000 + port_seq) % 10000))
+		port_seq=$((port_seq + 1))
+		if [ $role = A ]; then
+			v=$(est "$key")
+			n=$(awk -v e="${v:-0}" -v w=$want_s 'BEGIN {
+				n = int(e * w); if (n < 20) n = 20; print n }')
+			put "$id-iters" "$n"
+			wsync "$id-plan" || return
+		else
+			wsync "$id-plan" || return
+			n=$(get "$id-iters")
+		fi
+		if [ $role = B ]; then
+			mark "$id-0"; t0=$now
+			bounded 300 "$id" "$prog" server $me $port "$n" $mode \
+				> /tmp/wb-cyc-srv.log 2>&1 &
+			spid=$!
+			wait_alive 60 $spid tcp_listening "" $port
+			wsync "$id-listen"
+			# a client that gave up leaves the server waiting for
+			# connections that never come: stop it 10 s after A is
+			# done (it has all it will get by then)
+			wait_for 600 peer_done_or_gone "$id-done" $spid
+			wait_for 10 pid_gone $spid || { pkill -P $spid; kill $spid; }
+			wait $spid
+			rc=$?
+			mark "$id-1"; t1=$now
+			wsync "$id-done"
+			[ $rc = 0 ] && st=ok || { st=fail; tail -n 5 /tmp/wb-cyc-srv.log >&2; }
+			[ "$(get "$id-again")" = 1 ] && st=cal
+			echo "$boot,$r,$c,cm_cycle,0,$n,$t0,$t1,,$st" >> "$rows"
+		else
+			wsync "$id-listen"
+			mark "$id-0"; t0=$now
+			bounded 300 "$id" "$prog" client $them $port "$n" $mode \
+				> /tmp/wb-cyc-cli.log 2>&1
+			rc=$?
+			mark "$id-1"; t1=$now
+			v=$(awk '/^client: cycles/ && $5 == 0 && $7 > 0 {
+				printf "%.2f\n", $3 * 1000 / $7 }' /tmp/wb-cyc-cli.log)
+			st=ok
+			[ $rc = 0 ] && [ -n "$v" ] || { st=fail v=; tail -n 5 /tmp/wb-cyc-cli.log >&2; }
+			[ -n "$v" ] && est "$key" "$v"
+			[ $st = ok ] && [ $try = 1 ] && [ "$n" = 20 ] && st=cal
+			[ $st = cal ] && put "$id-again" 1 || put "$id-again" 0
+			wsync "$id-done"
+			echo "$boot,$r,$c,cm_cycle,0,$n,$t0,$t1,$v,$st" >> "$rows"
+		fi
+		[ $st = cal ] || return 0
+		try=$((try + 1))
+	done
+}
+
 # iperf ROUND NAME ARGS...: iperf3 for 3 s, B serving, A sending; its
 # receiver-side figure (MiB/s), and the payload both ends counted.
 iperf() {
@@ -423,6 +502,7 @@ run_config() {
 	if [ $c = tcp ]; then
 		iperf "$r" iperf3
 		iperf "$r" iperf3-Z -Z
+		[ "${KIWI_WB_CM:-1}" = 0 ] || cycles "$r" tcp
 		return
 	fi
 	config_up $c > /tmp/wb-up.log 2>&1 || { echo "perftest-wire: $c: set-up failed" >&2; cat /tmp/wb-up.log >&2; }
@@ -436,6 +516,7 @@ run_config() {
 			done
 		done
 		[ "${KIWI_WB_LAT:-1}" = 0 ] || perf "$r" $c ib_write_lat 64
+		case $c in kiwi|siw) [ "${KIWI_WB_CM:-1}" = 0 ] || cycles "$r" $c ;; esac
 	fi
 	wsync "b$boot-r$r-$c-end"
 	config_down || echo "perftest-wire: $c: $dev did not go away" >&2

@@ -185,6 +185,9 @@ def analyse(run_dir):
                 continue
             rb = rb[-1]
             test = ra["test"]
+            if test == "cm_cycle":
+                cycle_figures(res, ra, rb, clk, hc)
+                continue
             lat = test.endswith("_lat")
             iperf = test.startswith("iperf3")
             if iperf:
@@ -252,6 +255,27 @@ def analyse(run_dir):
     return out
 
 
+def cycle_figures(res, ra, rb, clk, hc):
+    """A connection-rate run: A's connections per second (cm-cycle's or
+    tcp-cycle's own count and clock), and both vCPU threads' CPU time
+    over each guest's run, in ms per connection"""
+    res["value"] = float(ra["value"]) if ra["value"] else None
+    if res["value"] is None:
+        res["why"] = "no rate"
+        return
+    n = int(ra["iters"])
+    cpu = 0.0
+    for g, r in (("A", ra), ("B", rb)):
+        off = clk[g].get(r["t0"])
+        end = clk[g].get(r["t1"])
+        h0 = host_ticks(hc, g, off) if off is not None else None
+        h1 = host_ticks(hc, g, end) if end is not None else None
+        if h0 is None or h1 is None:
+            return
+        cpu += (h1 - h0) / HOST_HZ / n * 1000
+    res["cpu"] = cpu
+
+
 def gmean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v))
 
@@ -313,12 +337,23 @@ def build(runs, meta):
             cpu, _ = med(runs, c, t, s, "cpu")
             cells += [fmt(v, 1), fmt(cpu)]
         lines.append("| ib_write_lat (us; CPU us/op) | 64 B | %s | | |" % " | ".join(cells))
+    cells = []
+    for c in ("kiwi", "siw"):
+        v, _ = med(runs, c, "cm_cycle", 0, "value")
+        cpu, _ = med(runs, c, "cm_cycle", 0, "cpu")
+        cells += [fmt(v, 1), fmt(cpu, 1)]
+    lines.append("| connections (cm-cycle, per s; CPU ms/connection) | - | %s | | |"
+                 % " | ".join(cells))
     for name, label in (("iperf3", "iperf3, default write size"),
                         ("iperf3-Z", "iperf3 -Z")):
         v, _ = med(runs, "tcp", name, 0, "value")
         cpu, _ = med(runs, "tcp", name, 0, "cpu")
         lines.append("| %s (MiB/s; CPU s/GiB) | - | %s | %s | | | | |" % (
             label, fmt(v, 1), fmt(cpu)))
+    v, _ = med(runs, "tcp", "cm_cycle", 0, "value")
+    cpu, _ = med(runs, "tcp", "cm_cycle", 0, "cpu")
+    lines.append("| TCP connections (tcp-cycle, per s; CPU ms/connection) | - "
+                 "| %s | %s | | | | |" % (fmt(v, 1), fmt(cpu, 1)))
     table1 = "\n".join(lines)
 
     lines = ["| ratio (per round) | rounds | geometric mean [95 % interval] "
@@ -364,6 +399,12 @@ def build(runs, meta):
     row("kiwi-to-siw / siw-to-siw, ib_write_bw 64 KiB",
         ratios(val(runs, "kiwi-siw", "write_bw", 65536),
                val(runs, "siw", "write_bw", 65536)), 2.0, "ge")
+    row("kiwi/siw, connections per second (cm-cycle)",
+        ratios(val(runs, "kiwi", "cm_cycle", 0), val(runs, "siw", "cm_cycle", 0)),
+        1.0, "ge")
+    row("kiwi/TCP, connections per second (cm-cycle / tcp-cycle)",
+        ratios(val(runs, "kiwi", "cm_cycle", 0), val(runs, "tcp", "cm_cycle", 0)),
+        None, "")
     for t, name in BW_TESTS:
         for s in sizes:
             row("kiwi/siw, %s %s" % (name, size_txt(s)),
@@ -410,7 +451,8 @@ def build(runs, meta):
     # the tool's own figure beside the receiver's: perftest's is the sender's
     rs = [float(r["tool"]) / r["value"] for r in runs
           if r["value"] and r["tool"] and not r["test"].endswith("_lat")
-          and not r["test"].startswith("iperf3") and float(r["tool"]) > 0]
+          and not r["test"].startswith("iperf3") and r["test"] != "cm_cycle"
+          and float(r["tool"]) > 0]
     if rs:
         notes += ("; perftest's own BW (sender) / receiver's figure: median "
                   "%.2f (%.2f-%.2f)" % (statistics.median(rs), min(rs), max(rs)))

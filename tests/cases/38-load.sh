@@ -128,9 +128,9 @@ burst_one_source() {
 		{ echo "reset_source_cap $b -> $a"; return 1; }
 }
 
-# cm_cycles PROCS N [speak]: one cm-cycle server (namespace) taking
+# cm_cycles PROCS N [nudge]: one cm-cycle server (namespace) taking
 # PROCS x N connections, PROCS cm-cycle clients of N cycles each at once;
-# all must report every cycle done.  speak: the server sends first, each
+# all must report every cycle done.  nudge: the server sends first, each
 # client closes only after it received that (cm-cycle.c), nudging a siw
 # server that left the RTR unread; nudges in more than a tenth of the
 # connections fail (siw's race, one in tens; a kiwi RTR sent before the
@@ -209,7 +209,7 @@ no_addr_in_use() {
 	! grep -H "Address already in use\|Cannot assign requested\|status -98\|status -99" "$@"
 }
 
-# held_ports TYPE [speak]: ucmatose and cm-cycle from kiwi to a TYPE
+# held_ports TYPE [nudge]: ucmatose and cm-cycle from kiwi to a TYPE
 # server device in the namespace while port-hold holds $hold_n ports here
 held_ports() {
 	local type=$1 speak=$2 f0 f1 t0
@@ -318,7 +318,7 @@ ulimit -l unlimited
 if siw_load; then
 	# the server speaks first: siw can leave kiwi's RTR unread, and a
 	# disconnect before siw's ESTABLISHED then hits a BUG() in iw_cm
-	held_ports siw speak
+	held_ports siw nudge
 	siw_unload
 else
 	tap_skip "siw server, ports held" "the reference siw is not built (tests/vm/build-siw.sh)"

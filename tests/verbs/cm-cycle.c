@@ -16,21 +16,22 @@
  *	for ESTABLISHED, disconnect, wait for DISCONNECTED, destroy; prints
  *	"client: cycles N failed F in MS ms" and exits 0 iff none failed.
  *
- * With a fifth argument "speak" (on both ends), the server speaks first:
- * a zero-length Send once ESTABLISHED, and the client disconnects only
- * once it has received it (counted in the connect step).  A siw
- * responder needs it: siw can leave the RTR unread until the next bytes
- * arrive (Documentation/cm.md, "Known limits"), and a client that
- * disconnects at once then closes a connection siw has not reported
- * established, which ends in a BUG() in iw_cm's close handler (a close
- * for an id still in CONN_RECV).  A server that has spoken has seen
- * ESTABLISHED, so the client's close can no longer race it.  And since
- * the server then waits for ever for the RTR it left unread, a client
- * that has not heard it after NUDGE_MS posts an unsignaled zero-length
- * Write (siw places it nowhere), as a real client's first message would
- * unstick it, and counts it: "client: rtr nudges N" (seen under a loaded
- * TCG host, where without it the client's close after its 30 s wait hit
- * that BUG(); 38-load bounds the count).
+ * With a fifth argument "speak" or "nudge" (on both ends), the server
+ * speaks first: a zero-length Send once ESTABLISHED, and the client
+ * disconnects only once it has received it (counted in the connect
+ * step).  A siw responder needs it: siw can leave the RTR unread until
+ * the next bytes arrive (Documentation/cm.md, "Known limits"), and a
+ * client that disconnects at once then closes a connection siw has not
+ * reported established, which ends in a BUG() in iw_cm's close handler
+ * (a close for an id still in CONN_RECV).  A server that has spoken has
+ * seen ESTABLISHED, so the client's close can no longer race it.  And
+ * since the server then waits for ever for the RTR it left unread, a
+ * "nudge" client that has not heard it after NUDGE_MS posts an
+ * unsignaled zero-length Write to STag 0 (siw places it nowhere; a
+ * strict responder may refuse the STag, so only towards siw), as a real
+ * client's first message would unstick it, and counts it: "client: rtr
+ * nudges N" (seen under a loaded TCG host, where without it the client's
+ * close after its 30 s wait hit that BUG(); 38-load bounds the count).
  *
  * Every wait has a time limit (30 s), so a lost event is a failure, not a
  * hang.  Ten failures in a row end the run.
@@ -53,8 +54,14 @@
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_context *pd_ctx;
+/*
+ * The client's receive for the server's zero-length Send: one SGE, since
+ * siw's provider refuses a receive without any (EINVAL).
+ */
+static char rbuf[16];
+static struct ibv_mr *rmr;
 
-static int speak;
+static int speak, nudge;
 
 static struct rdma_conn_param conn_param = {
 	.initiator_depth = 1,
@@ -74,7 +81,9 @@ static int qp_make(struct rdma_cm_id *id)
 		pd_ctx = id->verbs;
 		pd = ibv_alloc_pd(id->verbs);
 		cq = pd ? ibv_create_cq(id->verbs, 256, NULL, NULL, 0) : NULL;
-		if (!cq) {
+		rmr = cq ? ibv_reg_mr(pd, rbuf, sizeof(rbuf),
+				      IBV_ACCESS_LOCAL_WRITE) : NULL;
+		if (!rmr) {
 			perror("cm-cycle: PD or CQ");
 			return -1;
 		}
@@ -202,8 +211,8 @@ static int hear(struct ibv_qp *qp)
 	struct ibv_wc wc;
 	int n;
 
-	n = kiwi_poll_cq_n(cq, &wc, 1, NUDGE_MS, NULL);
-	if (n == 0) {
+	n = kiwi_poll_cq_n(cq, &wc, 1, nudge ? NUDGE_MS : WAIT_MS, NULL);
+	if (n == 0 && nudge) {
 		nudges++;
 		if (ibv_post_send(qp, &w, &bad))
 			return -1;
@@ -225,9 +234,11 @@ static int hear(struct ibv_qp *qp)
 /* One cycle; the step that failed on stderr. */
 static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 {
-	struct ibv_recv_wr rwr = {}, *bad;
+	struct ibv_sge sge = { .addr = (uintptr_t)rbuf, .length = sizeof(rbuf) };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct rdma_cm_id *id;
 	const char *step;
+	int rv;
 
 	t_mark = kiwi_now_ms();
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
@@ -246,8 +257,15 @@ static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	step = "create a QP";
 	if (qp_make(id))
 		goto fail;
-	if (speak && ibv_post_recv(id->qp, &rwr, &bad))
-		goto fail;
+	if (speak) {
+		sge.lkey = rmr->lkey;
+		rv = ibv_post_recv(id->qp, &rwr, &bad);
+		if (rv) {
+			/* providers return the error, some negated */
+			errno = rv < 0 ? -rv : rv;
+			goto fail;
+		}
+	}
 	lap(T_QP);
 	step = "connect";
 	if (rdma_connect(id, &conn_param) ||
@@ -311,12 +329,14 @@ int main(int argc, char **argv)
 	if (argc < 5 || argc > 6 ||
 	    inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 ||
 	    (count = atol(argv[4])) <= 0 ||
-	    (argc == 6 && strcmp(argv[5], "speak"))) {
+	    (argc == 6 && strcmp(argv[5], "speak") &&
+	     strcmp(argv[5], "nudge"))) {
 		fprintf(stderr,
-			"usage: cm-cycle server|client ADDR PORT COUNT [speak]\n");
+			"usage: cm-cycle server|client ADDR PORT COUNT [speak|nudge]\n");
 		return 2;
 	}
 	speak = argc == 6;
+	nudge = speak && !strcmp(argv[5], "nudge");
 	sa.sin_port = htons(atoi(argv[3]));
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
