@@ -5,8 +5,10 @@
 # with KIWI_VM_ROOT): install kiwi's two packages with dpkg as a user would,
 # use them with nothing staged by hand (kiwi.ko from DKMS's install path,
 # autoloaded by `rdma link add`; the provider from libibverbs' system path),
-# then create links from /etc/kiwi/links as kiwi-links.service does at
-# boot, then purge them and find none of their files left.  Prints TAP.
+# then create links from /etc/kiwi/links with the command kiwi-links.service
+# runs, then with systemd itself booting (in a PID namespace of its own) and
+# udev starting the unit for a late netdev, then purge them and find none of
+# their files left.  Prints TAP.
 #
 #   tests/vm/deb-guest.sh DEBDIR     (DEBDIR holds the two .deb files)
 set -uo pipefail
@@ -19,6 +21,7 @@ export DEBIAN_FRONTEND=noninteractive
 tmp=$(mktemp -d)
 
 cleanup() {
+	sd_stop
 	ip netns pids peer 2>/dev/null | xargs -r kill 2>/dev/null
 	pkill -x rping 2>/dev/null
 	ip netns exec peer rdma link del kiwi1 2>/dev/null
@@ -105,10 +108,10 @@ tap_check "rping -V, 10 verified pings kiwi0 -> kiwi1 across the veth pair" rpin
 tap_check "rdma link del kiwi0, kiwi1; rmmod kiwi" \
 	sh -c 'rdma link del kiwi0 && ip netns exec peer rdma link del kiwi1 &&
 		rmmod kiwi'
-# Links at boot, as after a reboot (kiwi not loaded): kiwi-links.service
-# run as systemd would start it, this guest running no systemd: the
-# installed unit's ExecStart, word-split as systemd does for a line with
-# no quotes, in systemd's clean environment.
+# Links at boot, as after a reboot (kiwi not loaded), first the command
+# alone, where every outcome can be checked: the installed unit's
+# ExecStart, word-split as systemd does for a line with no quotes, in
+# systemd's clean environment.  systemd itself runs the unit below.
 unit=$(dpkg -L kiwi-dkms | grep '/systemd/system/kiwi-links\.service$')
 execstart=$(sed -n 's/^ExecStart=//p' "$unit" 2>/dev/null)
 read -ra boot_cmd <<< "$execstart"
@@ -191,6 +194,95 @@ boot_clean() {
 }
 tap_check "without the bad lines: exit status 0, nothing on stderr" boot_clean
 tap_check "rdma link del kiwiboot0, kiwiboot1; rmmod kiwi" \
+	sh -c 'rdma link del kiwiboot0 && rdma link del kiwiboot1 && rmmod kiwi &&
+		ip link del vethlate0'
+# The same under systemd itself, as a reboot would run it: this guest's PID 1
+# is guest-init.sh, so systemd boots as PID 1 of a PID namespace of its own
+# (and a mount namespace, with its own /run and /tmp), in this network
+# namespace with /sys writable, so that it runs systemd-udevd and follows
+# udev's devices as on a host.  It boots multi-user.target with kiwi not
+# loaded and veth0 there; then vethlate0 appears, udev's rule asks for
+# kiwi-links.service again, and systemd starts it.
+sd_up=
+sd_pid=
+sd() { nsenter -t "$sd_pid" -m -p "$@"; }
+sd_found() { sd_pid=$(pgrep -P "$sd_up" -x systemd) && [ -n "$sd_pid" ]; }
+sd_state() {
+	local s
+	s=$(sd systemctl is-system-running 2>&1)
+	echo "$s"
+	[ "$s" = running ] || [ "$s" = degraded ]
+}
+sd_stop() {
+	[ -n "$sd_up" ] || return 0
+	# --kill-child: systemd gets SIGKILL, and with it its whole namespace.
+	kill "$sd_up" 2>/dev/null
+	wait "$sd_up" 2>/dev/null
+	sd_up=
+}
+sd_verify() {
+	command -v systemd-analyze >/dev/null || { echo "no systemd-analyze"; return 1; }
+	systemd-analyze verify "$unit"
+}
+tap_check "systemd-analyze verify $unit" sd_verify
+udev_test() {
+	ip link add vethlate0 type veth peer name vethlate1 || return 1
+	udevadm test --action=add /sys/class/net/vethlate0 > "$tmp/udev" 2>&1
+	ip link del vethlate0
+	grep -E 'kiwi-links|SYSTEMD_WANTS|TAGS' "$tmp/udev"
+	grep -qE '^ *SYSTEMD_WANTS=(.* )?kiwi-links\.service( |$)' "$tmp/udev"
+}
+tap_check "udevadm test: a netdev's add event gets SYSTEMD_WANTS=kiwi-links.service" udev_test
+sd_boot() {
+	[ ! -d /sys/module/kiwi ] || { echo "kiwi is loaded already"; return 1; }
+	[ -x /lib/systemd/systemd ] || { echo "no /lib/systemd/systemd"; return 1; }
+	unshare --pid --fork --mount-proc --kill-child sh -c '
+		mount -t tmpfs -o mode=755 tmpfs /run &&
+		mount -t tmpfs -o mode=1777 tmpfs /tmp &&
+		exec /lib/systemd/systemd --system --unit=multi-user.target --show-status=false' \
+		< /dev/null > "$tmp/systemd.out" 2>&1 &
+	sd_up=$!
+	wait_for 60 sd_found || { cat "$tmp/systemd.out"; return 1; }
+	echo "systemd: PID $sd_pid"
+	if ! wait_for 900 sd_state; then
+		sd systemctl list-jobs --no-pager
+		return 1
+	fi
+	sd systemctl --failed --no-pager
+}
+tap_check "systemd boots multi-user.target (PID 1 of its own PID namespace)" sd_boot
+# journal: kiwi-links.service's messages in this boot.
+journal() { sd journalctl -b -u kiwi-links.service --no-pager -o cat > "$tmp/journal" 2>&1; }
+sd_at_boot() {
+	[ -n "$sd_pid" ] || return 1
+	journal
+	cat "$tmp/journal"
+	sd systemctl show -p Result -p ExecMainStatus -p WantedBy kiwi-links.service |
+		tee "$tmp/show"
+	grep -qx 'Result=success' "$tmp/show" && grep -qx 'ExecMainStatus=0' "$tmp/show" &&
+	grep -q 'multi-user\.target' "$tmp/show" &&
+	[ -d /sys/module/kiwi ] && link_on kiwiboot0 veth0 &&
+	[ "$(rdma link show | grep -c ' netdev ')" = 1 ] &&
+	grep -q 'created kiwiboot0 on veth0' "$tmp/journal" &&
+	grep -q 'vethlate0 is not there yet' "$tmp/journal"
+}
+tap_check "at boot systemd ran kiwi-links.service: kiwi loaded, kiwiboot0 on veth0, Result=success" sd_at_boot
+sd_late() {
+	[ -n "$sd_pid" ] || return 1
+	ip link add vethlate0 type veth peer name vethlate1 || return 1
+	wait_for 300 link_on kiwiboot1 vethlate0
+	local rc=$?
+	journal
+	cat "$tmp/journal"
+	sd systemctl show -p Result -p WantedBy kiwi-links.service | tee "$tmp/show"
+	[ $rc = 0 ] && link_on kiwiboot0 veth0 &&
+	[ "$(rdma link show | grep -c ' netdev ')" = 2 ] &&
+	grep -q 'created kiwiboot1 on vethlate0' "$tmp/journal" &&
+	grep -q 'vethlate0\.device' "$tmp/show"
+}
+tap_check "vethlate0 appears: udev's rule has systemd start kiwi-links.service, kiwiboot1 on it" sd_late
+sd_stop
+tap_check "rdma link del kiwiboot0, kiwiboot1; rmmod kiwi (after systemd)" \
 	sh -c 'rdma link del kiwiboot0 && rdma link del kiwiboot1 && rmmod kiwi &&
 		ip link del vethlate0'
 tap_check "dpkg --purge kiwi-dkms ibverbs-provider-kiwi" dpkg --purge $pkgs

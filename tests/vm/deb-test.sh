@@ -9,8 +9,9 @@
 #   trixie    the same tree built in the Debian 13 root (rdma-core 56's
 #             libibverbs, gcc 14), into out/deb/trixie; its 6.12 kernel
 # Each runs tests/vm/deb-guest.sh (dpkg -i, DKMS build in the guest,
-# autoload, ibv_devinfo, rping, /etc/kiwi/links applied as kiwi-links.service
-# does at boot, dpkg --purge, nothing left).
+# autoload, ibv_devinfo, rping, /etc/kiwi/links applied by kiwi-links.service's
+# command, then by systemd booting in the guest and by udev for a late
+# netdev, dpkg --purge, nothing left).
 #
 #   tests/vm/deb-test.sh [bookworm] [trixie]     (default: both)
 #

@@ -9,8 +9,10 @@
 #
 # The root, tests/vm/out/roots/<suite> (git-ignored), holds the suite's own
 # kernel (linux-image-amd64, booted from the root's /boot), its headers,
-# dkms, rdma-core and the tools the case uses, and what building kiwi's
-# packages in it needs (build-essential, debhelper, dh-dkms, libibverbs-dev).
+# dkms, rdma-core and the tools the case uses, systemd (not as init:
+# deb-guest.sh boots it in a PID namespace of its own to see it start
+# kiwi-links.service), and what building kiwi's packages in it needs
+# (build-essential, debhelper, dh-dkms, libibverbs-dev).
 # It is rebuilt when the list of packages changes.  Needs root, mmdebstrap
 # (scripts/deps.sh) and a Debian mirror: KIWI_MIRROR, default
 # http://deb.debian.org/debian.
@@ -29,6 +31,7 @@ pkgs=(
 	linux-image-amd64 linux-headers-amd64 initramfs-tools kmod busybox
 	dkms gcc make libc6-dev
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils iproute2 procps
+	systemd
 	build-essential debhelper libibverbs-dev fakeroot
 )
 # Debian 12 ships dh_dkms in dkms (and a dh-dkms shim); 13 in dh-dkms only.
