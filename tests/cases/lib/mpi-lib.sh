@@ -37,11 +37,13 @@ mpi_exec_serve() {
 }
 
 # mpi_run TRANSPORT SUBNET HOSTS OUT ARGS...: mpirun with HOSTS (Open
-# MPI's --host, "a:2,b:2"), its out-of-band and TCP traffic on SUBNET,
-# no binding, ranks yielding the CPU while they wait (the guests' 2 vCPUs
-# are shared with the kernel's own work: kiwi's send engine, softirqs),
-# rank output tagged; exits as mpirun,
-# 124 when it outlives MPI_TIMEOUT seconds (default 600).
+# MPI's --host, "a:2,b:2") of mpi-check.py ARGS under `python3 -m mpi4py`
+# (an exception in a rank aborts the job instead of leaving the others
+# waiting), libfabric's warnings in OUT too; out-of-band and TCP traffic
+# on SUBNET, no binding, ranks yielding the CPU while they wait (the
+# guests' 2 vCPUs are shared with the kernel's own work: kiwi's send
+# engine, softirqs), rank output tagged; exits as mpirun, 124 when it
+# outlives MPI_TIMEOUT seconds (default 600).
 mpi_run() {
 	local tr=$1 net=$2 hosts=$3 out=$4 nr
 	shift 4
@@ -51,12 +53,14 @@ mpi_run() {
 		--mca btl_tcp_if_include "$net" -x RDMAV_DRIVERS -x PATH)
 	case $tr in
 	ofi) o+=(--mca pml cm --mca mtl ofi
-		--mca mtl_ofi_provider_include "verbs;ofi_rxm" --mca btl self) ;;
+		--mca mtl_ofi_provider_include "verbs;ofi_rxm" --mca btl self
+		-x FI_LOG_LEVEL=warn) ;;
 	tcp) o+=(--mca pml ob1 --mca btl tcp,self,vader) ;;
 	*) echo "mpi_run: transport $tr: want ofi or tcp" >&2; return 2 ;;
 	esac
 	nr=$(echo "$hosts" | tr ',' '\n' | awk -F: '{ n += $2 } END { print n }')
-	timeout "${MPI_TIMEOUT:-600}" mpirun -np "$nr" "${o[@]}" /usr/bin/python3 "$MPI_CHECK" "$@" > "$out" 2>&1
+	timeout "${MPI_TIMEOUT:-600}" mpirun -np "$nr" "${o[@]}" \
+		/usr/bin/python3 -m mpi4py "$MPI_CHECK" "$@" > "$out" 2>&1
 }
 
 # mpi_left: the processes of a job still on this host (none: fails)
