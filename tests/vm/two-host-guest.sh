@@ -25,16 +25,17 @@
 #                  a new login), smb (ksmbd on SMB Direct's 5445, cifs
 #                  mounting with rdma, the builds of build-smb.sh: fio
 #                  crc32c verify, a file tree copied and compared on both
-#                  sides), mpi (Open MPI, 4 ranks, two on each host,
-#                  mpirun on the client, launched on the server through
-#                  mpi-rsh.sh: pml cm, mtl ofi, libfabric verbs;ofi_rxm on
-#                  this pairing's devices; mpi-check.py's ping-pong 1 B to
-#                  4 MiB, every buffer compared, Allreduce, Alltoall and
-#                  Bcast checked), mpitcp (the same job over Open MPI's
-#                  TCP BTL, the comparison), mpikill (a rank on the server
-#                  killed with SIGKILL mid-run: mpirun ends the job, and
-#                  both sides are left without rank, QP, cm_id, kiwi
-#                  object or live TCP connection), netem (from there on, this side's NIC
+#                  sides), mpi and mpismall (Open MPI, 4 ranks, two on
+#                  each host, mpirun on the client, launched on the server
+#                  through mpi-rsh.sh: pml cm, mtl ofi, libfabric
+#                  verbs;ofi_rxm on this pairing's devices; mpi-check.py's
+#                  ping-pong 1 B to 4 MiB or to 64 KiB, every buffer
+#                  compared, Allreduce, Alltoall and Bcast checked), mpitcp
+#                  (the same job to 4 MiB over Open MPI's TCP BTL, the
+#                  comparison), mpikill (a rank on the server killed with
+#                  SIGKILL mid-run: mpirun ends the job, and both sides are
+#                  left without rank, QP, cm_id, kiwi object or live TCP
+#                  connection), netem (from there on, this side's NIC
 #                  sends through tc netem: loss, delay with reordering,
 #                  duplication and a rate limit; removed with the pairing)
 #
@@ -466,16 +467,16 @@ th_mpi_clean() {
 	return $bad
 }
 
-# mpi SIDE ID TRANSPORT: the 4-rank job of mpi-lib.sh (mpi-check.py
-# check: ping-pong between rank 0 here and rank 3 there, 1 B to 4 MiB,
-# every buffer compared; Allreduce, Alltoall, Bcast checked) over
+# mpi SIDE ID TRANSPORT MAX: the 4-rank job of mpi-lib.sh (mpi-check.py
+# check: ping-pong between rank 0 here and rank 3 there, 1 B to MAX
+# bytes, every buffer compared; Allreduce, Alltoall, Bcast checked) over
 # TRANSPORT: ofi (libfabric verbs;ofi_rxm on this pairing's devices) or
 # tcp (Open MPI's TCP BTL).  The client runs mpirun, the server runs what
 # mpirun's launcher sends it (mpi_exec_serve).  The ping-pong figures go
 # to the TAP as comments and to mpi-<pairing>-TRANSPORT.txt in the run
 # directory.
 step_mpi() {
-	local side=$1 id=$2 tr=$3 rc b0 b1 spid desc max=4194304 np
+	local side=$1 id=$2 tr=$3 max=$4 rc b0 b1 spid desc np want m
 	local log=$dir/mpi-$id.log ex=$dir/mpi-exec-$id
 	desc="MPI over $tr ($prov), 4 ranks"
 	[ "$tr" = ofi ] && desc="MPI over ofi verbs;ofi_rxm ($prov), 4 ranks"
@@ -487,31 +488,34 @@ step_mpi() {
 		mpi_exec_serve "$ex" &
 		spid=$!
 		th_sync "$id-listen"
-		th_sync "$id-done" 900
+		th_sync "$id-done" 1000
 		kill $spid 2>/dev/null
 		wait $spid 2>/dev/null
 	else
 		th_sync "$id-listen"
-		KIWI_MPI_EXEC_DIR=$ex MPI_TIMEOUT=600 \
+		KIWI_MPI_EXEC_DIR=$ex MPI_TIMEOUT=900 \
 			mpi_run "$tr" 10.9.0.0/24 "$(th_mpi_hosts)" "$log" check $max
 		rc=$?
-		th_sync "$id-done" 900
+		th_sync "$id-done" 1000
 		np=$(grep -c '^\[1,0\]<stdout>:pingpong ' "$log")
+		# one line a power of two up to MAX
+		want=0 m=1
+		while [ $m -le "$max" ]; do want=$((want + 1)) m=$((m * 2)); done
 		sed -n 's/^\[1,0\]<stdout>:pingpong /pingpong /p' "$log" \
 			> "$dir/mpi-p$i-$tr.txt"
 		tap_diag "$prov $tr: size B, half round trip us, MB/s" \
 			"$(cat "$dir/mpi-p$i-$tr.txt")"
-		if [ $rc = 0 ] && [ "$np" = 23 ] &&
+		if [ $rc = 0 ] && [ "$np" = $want ] &&
 			grep -q '^\[1,0\]<stdout>:result: [1-9][0-9]* checks, 0 failed$' "$log"; then
-			tap_ok "$desc: ping-pong 1 B..4 MiB verified, Allreduce, Alltoall, Bcast checked ($(sed -n 's/^\[1,0\]<stdout>:result: //p' "$log"))"
+			tap_ok "$desc: ping-pong 1 B..$max B verified, Allreduce, Alltoall, Bcast checked ($(sed -n 's/^\[1,0\]<stdout>:result: //p' "$log"))"
 		else
-			tap_fail "$desc: mpirun exits 0 (status $rc), 23 ping-pong sizes ($np), every check passed"
+			tap_fail "$desc: mpirun exits 0 (status $rc), $want ping-pong sizes ($np), every check passed"
 			tap_diag "$(grep -v '^\[1,0\]<stdout>:pingpong ' "$log" | tail -n 40)"
 		fi
 	fi
 	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean /tmp/th-mpi-conns
 	b1=$(th_bytes)
-	# ranks 0 and 3 ping-pong 4 MiB 4 times each way
+	# ranks 0 and 3 ping-pong MAX bytes 4 times each way
 	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $((4 * max)) $((4 * max))
 }
 
@@ -645,8 +649,9 @@ run_pairing() {
 		nfs3) step_nfs $side "p$i-$k" 3; conn=1 ;;
 		iser) step_iser $side "p$i-$k"; conn=1 ;;
 		smb) step_smb $side "p$i-$k"; conn=1 ;;
-		mpi) step_mpi $side "p$i-$k" ofi; conn=1 ;;
-		mpitcp) step_mpi $side "p$i-$k" tcp ;;
+		mpi) step_mpi $side "p$i-$k" ofi 4194304; conn=1 ;;
+		mpismall) step_mpi $side "p$i-$k" ofi 65536; conn=1 ;;
+		mpitcp) step_mpi $side "p$i-$k" tcp 4194304 ;;
 		mpikill) step_mpikill $side "p$i-$k"; conn=1 ;;
 		netem) step_netem ;;
 		*) tap_fail "unknown test $t" ;;

@@ -57,10 +57,10 @@ kver_b=6.12
 
 # Pairings PA:CA:PB:CB:MTU:SERVER:TESTS (two-host-guest.sh).  The default:
 # kiwi 6.1 client to kiwi 6.12 server with everything incl. NVMe-oF, NFS,
-# iSER and the MPI job with its killed rank; kiwi 6.1 client asking for
+# iSER and the MPI job (ping-pong to 64 KiB) with its killed rank; kiwi 6.1 client asking for
 # CRC to siw 6.12 at MTU 9000; siw 6.12 client to kiwi 6.1 server
 # preferring CRC.
-pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser,mpi,mpikill
+pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser,mpismall,mpikill
 	kiwi:required:siw:-:9000:B:rping
 	kiwi:preferred:siw:-:1500:A:rping"
 

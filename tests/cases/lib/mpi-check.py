@@ -8,8 +8,10 @@
 #                                 rank, 1 B to MAXBYTES by powers of two,
 #                                 every buffer received compared with what
 #                                 was sent; then Allreduce, Alltoall and
-#                                 Bcast (each rank as root) at several sizes,
-#                                 every result compared with its value
+#                                 Bcast (each rank as root) at several sizes
+#                                 (up to 2 MiB, 1 MiB, 1 MiB a rank, as
+#                                 MAXBYTES allows), every result compared
+#                                 with its value
 #   mpi-check.py loop             ping-pong and Allreduce for ever, after
 #                                 "ready" from every rank (for a rank to be
 #                                 killed mid-run)
@@ -136,11 +138,12 @@ def main():
         maxbytes = int(sys.argv[2]) if len(sys.argv) > 2 else 4 << 20
         pingpong(maxbytes)
         comm.Barrier()
-        for c in (1, 1000, 262144):
+        # the largest collectives no larger than the largest ping
+        for c in sorted({1, 1000, min(262144, maxbytes // 8)}):
             allreduce(c)
-        for b in (1, 4096, 262144):
+        for b in sorted({1, 4096, min(262144, maxbytes // 4)}):
             alltoall(b)
-        for n in (1, 65536, 1 << 20):
+        for n in sorted({1, 65536, min(1 << 20, maxbytes)}):
             bcast(n)
         tot = comm.allreduce(checks, op=MPI.SUM)
         bad = comm.allreduce(failed, op=MPI.SUM)
