@@ -451,17 +451,25 @@ th_mpi_conns() {
 		awk '{ print $(NF - 1), $NF }' | sort
 }
 
+# th_kiwi_objects_zero: every object count of kiwi's at zero but the
+# devices' (the pairing's device stays until its end)
+th_kiwi_objects_zero() {
+	awk '$1 != "devices" && $2 != 0 { print "kiwi:", $1, "=", $2; bad = 1 }
+		END { exit bad }' "$KIWI_OBJECTS"
+}
+
 # th_mpi_clean BEFORE: nothing of an MPI job left on this side: no rank
 # or orted, no QP and no cm_id on the device, kiwi's object counts at
-# zero (kiwi), no TCP connection to the peer but those of th_mpi_conns
-# before the job (BEFORE, a file: earlier steps' daemons may hold some).
+# zero but its device (kiwi), no TCP connection to the peer but those of
+# th_mpi_conns before the job (BEFORE, a file: earlier steps' daemons may
+# hold some).
 th_mpi_clean() {
 	local bad=0
 	mpi_left && bad=1
 	th_rdma_res qp && bad=1
 	th_rdma_res cm_id && bad=1
 	if [ "$prov" = kiwi ]; then
-		kiwi_counts_zero || bad=1
+		th_kiwi_objects_zero || bad=1
 	fi
 	th_mpi_conns | comm -13 "$1" - | grep . && bad=1
 	return $bad
