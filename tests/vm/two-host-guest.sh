@@ -440,7 +440,7 @@ th_mpi_hosts() {
 # th_rdma_res KIND: the rdma resources of KIND (qp, cm_id) on this side's
 # device, one a line (none: empty)
 th_rdma_res() {
-	rdma resource show "$1" | grep -w "dev $dev"
+	rdma resource show "$1" link "$dev" | grep -w "link $dev/1"
 }
 
 # th_mpi_conns: this side's TCP connections to the peer that are
