@@ -601,7 +601,7 @@ th_netem_end() {
 # run_pairing N SPEC
 run_pairing() {
 	local i=$1 pa ca pb cb mtu srv tests prov crc side t label want k
-	local creq sreq ok=1 conn=0 la lb crcdesc=
+	local creq sreq ok=1 conn=0 la lb crcdesc= rejects=
 	IFS=: read -r pa ca pb cb mtu srv tests <<< "$2"
 	if [ $role = A ]; then prov=$pa crc=$ca; else prov=$pb crc=$cb; fi
 	[ "$role" = "$srv" ] && side=server || side=client
@@ -657,10 +657,10 @@ run_pairing() {
 		nfs3) step_nfs $side "p$i-$k" 3; conn=1 ;;
 		iser) step_iser $side "p$i-$k"; conn=1 ;;
 		smb) step_smb $side "p$i-$k"; conn=1 ;;
-		mpi) step_mpi $side "p$i-$k" ofi 4194304; conn=1 ;;
-		mpismall) step_mpi $side "p$i-$k" ofi 65536; conn=1 ;;
+		mpi) step_mpi $side "p$i-$k" ofi 4194304; conn=1 rejects=rejects ;;
+		mpismall) step_mpi $side "p$i-$k" ofi 65536; conn=1 rejects=rejects ;;
 		mpitcp) step_mpi $side "p$i-$k" tcp 4194304 ;;
-		mpikill) step_mpikill $side "p$i-$k"; conn=1 ;;
+		mpikill) step_mpikill $side "p$i-$k"; conn=1 rejects=rejects ;;
 		netem) step_netem ;;
 		*) tap_fail "unknown test $t" ;;
 		esac
@@ -669,7 +669,7 @@ run_pairing() {
 	th_netem_end
 	if [ $role = A ] && [ $conn = 1 ]; then
 		tap_check "MPA Reply crc=$want on every connection (captured on $nic)" \
-			nvmf_sniff_check $want
+			nvmf_sniff_check $want $rejects
 	fi
 	tap_check "$dev removed" eval "rdma link del $dev &&
 		nvmf_wait 10 test ! -e /sys/class/infiniband/$dev"
