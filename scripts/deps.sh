@@ -15,7 +15,7 @@ pkgs=(
 	qemu-system-x86 busybox-static iproute2
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest python3-pyverbs
-	libfabric-bin qperf
+	libfabric-bin qperf openmpi-bin libopenmpi3 python3-mpi4py
 	nvme-cli nfs-kernel-server nfs-common rpcbind ksmbd-tools cifs-utils fio iperf3 sockperf gnuplot-nox gcovr python3 iputils-ping
 	debhelper dh-dkms lintian mmdebstrap
 	open-iscsi

@@ -25,7 +25,17 @@
 #                  a new login), smb (ksmbd on SMB Direct's 5445, cifs
 #                  mounting with rdma, the builds of build-smb.sh: fio
 #                  crc32c verify, a file tree copied and compared on both
-#                  sides), netem (from there on, this side's NIC
+#                  sides), mpi and mpismall (Open MPI, 4 ranks, two on
+#                  each host, mpirun on the client, launched on the server
+#                  through mpi-rsh.sh: pml cm, mtl ofi, libfabric
+#                  verbs;ofi_rxm on this pairing's devices; mpi-check.py's
+#                  ping-pong 1 B to 4 MiB or to 64 KiB, every buffer
+#                  compared, Allreduce, Alltoall and Bcast checked), mpitcp
+#                  (the same job to 4 MiB over Open MPI's TCP BTL, the
+#                  comparison), mpikill (a rank on the server killed with
+#                  SIGKILL mid-run: mpirun ends the job, and both sides are
+#                  left without rank, QP, cm_id, kiwi object or live TCP
+#                  connection), netem (from there on, this side's NIC
 #                  sends through tc netem: loss, delay with reordering,
 #                  duplication and a rate limit; removed with the pairing)
 #
@@ -42,6 +52,7 @@
 . "$KIWI_ROOT/tests/cases/lib/nfs-lib.sh"
 . "$KIWI_ROOT/tests/cases/lib/iser-lib.sh"
 . "$KIWI_ROOT/tests/cases/lib/smb-lib.sh"
+. "$KIWI_ROOT/tests/cases/lib/mpi-lib.sh"
 
 role=${KIWI_TH_ROLE:?}
 dir=${KIWI_TH_DIR:?}
@@ -420,6 +431,150 @@ step_smb() {
 	nvmf_veth_crossed "SMB Direct: crossed the wire" "$b0" "$b1" $min $min
 }
 
+# th_mpi_hosts: Open MPI's --host for two ranks on each guest, the
+# client's (mpirun's) first: ranks 0 and 1 here, 2 and 3 on the peer.
+th_mpi_hosts() {
+	echo "$me:2,$them:2"
+}
+
+# th_rdma_res KIND: the rdma resources of KIND (qp, cm_id) on this side's
+# device, one a line (none: empty)
+th_rdma_res() {
+	rdma resource show "$1" link "$dev" | grep -w "link $dev/1"
+}
+
+# th_mpi_conns: this side's TCP connections to the peer that are
+# established or half-closed by the peer (close-wait: this side never
+# closed), "local peer" a line, sorted
+th_mpi_conns() {
+	ss -Htn state established state close-wait "dst $them" |
+		awk '{ print $(NF - 1), $NF }' | sort
+}
+
+# th_kiwi_objects_zero: every object count of kiwi's at zero but the
+# devices' (the pairing's device stays until its end)
+th_kiwi_objects_zero() {
+	awk '$1 != "devices" && $2 != 0 { print "kiwi:", $1, "=", $2; bad = 1 }
+		END { exit bad }' "$KIWI_OBJECTS"
+}
+
+# th_mpi_clean BEFORE: nothing of an MPI job left on this side: no rank
+# or orted, no QP and no cm_id on the device, kiwi's object counts at
+# zero but its device (kiwi), no TCP connection to the peer but those of
+# th_mpi_conns before the job (BEFORE, a file: earlier steps' daemons may
+# hold some).
+th_mpi_clean() {
+	local bad=0
+	mpi_left && bad=1
+	th_rdma_res qp && bad=1
+	th_rdma_res cm_id && bad=1
+	if [ "$prov" = kiwi ]; then
+		th_kiwi_objects_zero || bad=1
+	fi
+	th_mpi_conns | comm -13 "$1" - | grep . && bad=1
+	return $bad
+}
+
+# mpi SIDE ID TRANSPORT MAX: the 4-rank job of mpi-lib.sh (mpi-check.py
+# check: ping-pong between rank 0 here and rank 3 there, 1 B to MAX
+# bytes, every buffer compared; Allreduce, Alltoall, Bcast checked) over
+# TRANSPORT: ofi (libfabric verbs;ofi_rxm on this pairing's devices) or
+# tcp (Open MPI's TCP BTL).  The client runs mpirun, the server runs what
+# mpirun's launcher sends it (mpi_exec_serve).  The ping-pong figures go
+# to the TAP as comments and to mpi-<pairing>-TRANSPORT.txt in the run
+# directory.
+step_mpi() {
+	local side=$1 id=$2 tr=$3 max=$4 rc b0 b1 spid desc np want m
+	local log=$dir/mpi-$id.log ex=$dir/mpi-exec-$id
+	desc="MPI over $tr ($prov), 4 ranks"
+	[ "$tr" = ofi ] && desc="MPI over ofi verbs;ofi_rxm ($prov), 4 ranks"
+	[ "$tr" = tcp ] && desc="MPI over the TCP BTL, 4 ranks"
+	hostname "th-$role"
+	th_mpi_conns > /tmp/th-mpi-conns
+	b0=$(th_bytes)
+	if [ "$side" = server ]; then
+		mpi_exec_serve "$ex" &
+		spid=$!
+		th_sync "$id-listen"
+		th_sync "$id-done" 1000
+		kill $spid 2>/dev/null
+		wait $spid 2>/dev/null
+	else
+		th_sync "$id-listen"
+		KIWI_MPI_EXEC_DIR=$ex MPI_TIMEOUT=900 \
+			mpi_run "$tr" 10.9.0.0/24 "$(th_mpi_hosts)" "$log" check $max
+		rc=$?
+		th_sync "$id-done" 1000
+		np=$(grep -c '^\[1,0\]<stdout>:pingpong ' "$log")
+		# one line a power of two up to MAX
+		want=0 m=1
+		while [ $m -le "$max" ]; do want=$((want + 1)) m=$((m * 2)); done
+		sed -n 's/^\[1,0\]<stdout>:pingpong /pingpong /p' "$log" \
+			> "$dir/mpi-p$i-$tr.txt"
+		tap_diag "$prov $tr: size B, half round trip us, MB/s" \
+			"$(cat "$dir/mpi-p$i-$tr.txt")"
+		if [ $rc = 0 ] && [ "$np" = $want ] &&
+			grep -q '^\[1,0\]<stdout>:result: [1-9][0-9]* checks, 0 failed$' "$log"; then
+			tap_ok "$desc: ping-pong 1 B..$max B verified, Allreduce, Alltoall, Bcast checked ($(sed -n 's/^\[1,0\]<stdout>:result: //p' "$log"))"
+		else
+			tap_fail "$desc: mpirun exits 0 (status $rc), $want ping-pong sizes ($np), every check passed"
+			tap_diag "$(grep -v '^\[1,0\]<stdout>:pingpong ' "$log" | tail -n 40)"
+		fi
+	fi
+	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean /tmp/th-mpi-conns
+	b1=$(th_bytes)
+	# ranks 0 and 3 ping-pong MAX bytes 4 times each way
+	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $((4 * max)) $((4 * max))
+}
+
+# mpikill SIDE ID: the job of mpi-check.py loop (Allreduce and Bcast for
+# ever) over ofi; once every rank is ready and the QPs are up, the server
+# kills one of its ranks (SIGKILL) mid-run: mpirun ends the job and exits
+# non-zero, and both sides are left clean (th_mpi_clean).
+step_mpikill() {
+	local side=$1 id=$2 rc spid mpid victim desc
+	local log=$dir/mpikill-$id.log ex=$dir/mpi-exec-$id
+	desc="MPI over ofi ($prov), a rank killed mid-run"
+	hostname "th-$role"
+	th_mpi_conns > /tmp/th-mpi-conns
+	if [ "$side" = server ]; then
+		mpi_exec_serve "$ex" &
+		spid=$!
+		th_sync "$id-listen"
+		th_sync "$id-ready" 600
+		tap_check "$desc: QPs of the job in RTS on $dev" \
+			eval "th_rdma_res qp | grep -w 'state RTS'"
+		victim=$(pgrep -f '^/usr/bin/python3 .*mpi-check\.py loop' | head -n 1)
+		tap_check "$desc: kill -9 a rank here (${victim:-none})" \
+			kill -9 "${victim:-none}"
+		th_sync "$id-killed"
+		th_sync "$id-done" 300
+		kill $spid 2>/dev/null
+		wait $spid 2>/dev/null
+	else
+		th_sync "$id-listen"
+		KIWI_MPI_EXEC_DIR=$ex MPI_TIMEOUT=400 \
+			mpi_run ofi 10.9.0.0/24 "$(th_mpi_hosts)" "$log" loop &
+		mpid=$!
+		tap_check "$desc: 4 ranks ready" wait_alive 300 $mpid \
+			eval "[ \$(grep -o '<stdout>:ready rank' $log | wc -l) = 4 ]" ||
+			tap_diag "$(tail -n 30 "$log")"
+		tap_check "$desc: QPs of the job in RTS on $dev" \
+			eval "th_rdma_res qp | grep -w 'state RTS'"
+		th_sync "$id-ready"
+		th_sync "$id-killed"
+		tap_check "$desc: mpirun ends within 120 s" wait_for 120 pid_gone $mpid
+		# (if not, its time limit ends it)
+		wait $mpid
+		rc=$?
+		tap_check "$desc: mpirun exits non-zero, a rank killed by signal 9 (status $rc)" \
+			eval "[ $rc != 0 ] && [ $rc != 124 ] && grep -i 'signal 9' $log" ||
+			tap_diag "$(tail -n 30 "$log")"
+		th_sync "$id-done" 300
+	fi
+	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean /tmp/th-mpi-conns
+}
+
 # netem: this side's NIC sends through a lossy, reordering, duplicating,
 # rate-limited qdisc (both sides apply it, so both directions suffer) until
 # the pairing ends; th_netem_check: it did drop frames on the way.
@@ -446,7 +601,7 @@ th_netem_end() {
 # run_pairing N SPEC
 run_pairing() {
 	local i=$1 pa ca pb cb mtu srv tests prov crc side t label want k
-	local creq sreq ok=1 conn=0 la lb crcdesc=
+	local creq sreq ok=1 conn=0 la lb crcdesc= rejects=
 	IFS=: read -r pa ca pb cb mtu srv tests <<< "$2"
 	if [ $role = A ]; then prov=$pa crc=$ca; else prov=$pb crc=$cb; fi
 	[ "$role" = "$srv" ] && side=server || side=client
@@ -502,6 +657,10 @@ run_pairing() {
 		nfs3) step_nfs $side "p$i-$k" 3; conn=1 ;;
 		iser) step_iser $side "p$i-$k"; conn=1 ;;
 		smb) step_smb $side "p$i-$k"; conn=1 ;;
+		mpi) step_mpi $side "p$i-$k" ofi 4194304; conn=1 rejects=rejects ;;
+		mpismall) step_mpi $side "p$i-$k" ofi 65536; conn=1 rejects=rejects ;;
+		mpitcp) step_mpi $side "p$i-$k" tcp 4194304 ;;
+		mpikill) step_mpikill $side "p$i-$k"; conn=1 rejects=rejects ;;
 		netem) step_netem ;;
 		*) tap_fail "unknown test $t" ;;
 		esac
@@ -510,7 +669,7 @@ run_pairing() {
 	th_netem_end
 	if [ $role = A ] && [ $conn = 1 ]; then
 		tap_check "MPA Reply crc=$want on every connection (captured on $nic)" \
-			nvmf_sniff_check $want
+			nvmf_sniff_check $want $rejects
 	fi
 	tap_check "$dev removed" eval "rdma link del $dev &&
 		nvmf_wait 10 test ! -e /sys/class/infiniband/$dev"

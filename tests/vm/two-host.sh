@@ -17,11 +17,14 @@
 # (nvmet-rdma target, nvme-rdma host, fio crc32c verify), NFS over RDMA
 # (knfsd, proto=rdma mounts), iSER (LIO and open-iscsi, iwpmd on both
 # hosts) and, in the fuller run, SMB Direct (ksmbd and cifs as
-# build-smb.sh builds them), each with fio crc32c verify, MPA CRC off and
-# on (checked on the wire), MTU 1500 and 9000, and each side checks that its
-# NIC counted the payload.  The default run takes a subset (a few minutes);
-# KIWI_FULL=1 runs the fuller matrix (make test-two-host-full, 16
-# pairings, see full_pairs; KIWI_TH_ALL=1 for all 28).  KIWI_TH_PAIRS
+# build-smb.sh builds them), each with fio crc32c verify, and Open MPI
+# over libfabric's verbs;ofi_rxm (4 ranks, 2 a host: a verified ping-pong
+# 1 B to 4 MiB, Allreduce, Alltoall, Bcast; a rank killed mid-run), MPA
+# CRC off and on (checked on the wire), MTU 1500 and 9000, and each side
+# checks that its NIC counted the payload.  The default run takes a subset
+# (a few minutes); KIWI_FULL=1 runs the fuller matrix (make
+# test-two-host-full, 18 pairings, see full_pairs; KIWI_TH_ALL=1 for all
+# 30).  KIWI_TH_PAIRS
 # overrides the pairings (see two-host-guest.sh).
 #
 # Output is TAP: each test prefixed with the guest that saw it, then one
@@ -53,10 +56,11 @@ kver_a=6.1
 kver_b=6.12
 
 # Pairings PA:CA:PB:CB:MTU:SERVER:TESTS (two-host-guest.sh).  The default:
-# kiwi 6.1 client to kiwi 6.12 server with everything incl. NVMe-oF, NFS
-# and iSER; kiwi 6.1 client asking for CRC to siw 6.12 at MTU 9000; siw
-# 6.12 client to kiwi 6.1 server preferring CRC.
-pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser
+# kiwi 6.1 client to kiwi 6.12 server with everything incl. NVMe-oF, NFS,
+# iSER and the MPI job (ping-pong to 64 KiB) with its killed rank; kiwi 6.1 client asking for
+# CRC to siw 6.12 at MTU 9000; siw 6.12 client to kiwi 6.1 server
+# preferring CRC.
+pairs_default="kiwi:off:kiwi:off:1500:B:rping,write,nvme,nfs,iser,mpismall,mpikill
 	kiwi:required:siw:-:9000:B:rping
 	kiwi:preferred:siw:-:1500:A:rping"
 
@@ -114,6 +118,10 @@ full_pairs() {
 	done
 	# siw asking for CRC itself (build-siw.sh --crc) against kiwi off
 	echo "siwcrc:-:kiwi:off:1500:B:rping,write,nvme"
+	# MPI: kiwi to kiwi, the same job on siw to siw (the baseline) and
+	# over Open MPI's TCP BTL (the comparison)
+	echo "kiwi:off:kiwi:off:1500:B:mpi,mpikill,mpitcp"
+	echo "siw:-:siw:-:1500:B:mpi,mpikill,mpitcp"
 	# a lossy, reordering, duplicating, rate-limited wire
 	echo "kiwi:off:kiwi:off:1500:B:netem,rping,write,read,nvme"
 	echo "kiwi:off:siw:-:1500:B:netem,rping,write,read,nvme"
