@@ -88,6 +88,42 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 }
 
 /*
+ * Hand len bytes at off in page, a page kiwi filled and never writes
+ * again, to TCP by reference without a ubuf_info (the caller holds the
+ * socket lock): TCP takes its own page reference, and a receiver on this
+ * host may share the page, which nobody changes.  MSG_SPLICE_PAGES from
+ * 6.5, tcp_sendpage_locked() before (6.1's header defines the flag, its
+ * TCP does not act on it).  Without scatter-gather TCP copies.  Bytes
+ * taken, or -errno (-EAGAIN: no room).
+ */
+#if KIWI_KERNEL_AT_LEAST(6, 5)
+static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
+					  int off, size_t len, int flags,
+					  bool more)
+{
+	struct msghdr msg = {
+		.msg_flags = flags | MSG_SPLICE_PAGES | MSG_NO_SHARED_FRAGS |
+			     (more ? MSG_MORE : 0),
+	};
+	struct bio_vec bv;
+
+	bvec_set_page(&bv, page, len, off);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, len);
+	return tcp_sendmsg_locked(sk, &msg, len);
+}
+#else
+static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
+					  int off, size_t len, int flags,
+					  bool more)
+{
+	flags |= MSG_NO_SHARED_FRAGS;
+	if (more)
+		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+	return tcp_sendpage_locked(sk, page, off, len, flags);
+}
+#endif
+
+/*
  * A ubuf_info's release callback: a function pointer in it up to 6.9,
  * an ops structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines o, which
  * kiwi_ubuf_init(u, o) points u at: the ops, or the function itself.

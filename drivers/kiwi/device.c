@@ -291,6 +291,8 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
 	[KIWI_STAT_LOCAL_INVS].name = "local_invalidations",
 	[KIWI_STAT_REMOTE_INVS].name = "remote_invalidations",
 	[KIWI_STAT_FASTREG_PLACED].name = "fastreg_placed",
+	[KIWI_STAT_TX_CRC_COPY_BYTES].name = "tx_crc_copy_bytes",
+	[KIWI_STAT_TX_CRC_PASS_BYTES].name = "tx_crc_pass_bytes",
 };
 
 /*

@@ -56,7 +56,8 @@ mpa_req_sent mpa_req_rcvd mpa_rep_sent mpa_rep_rcvd mpa_rej_sent
 mpa_rej_rcvd connect_timeouts order_waits_expired connect_port_fallbacks
 doorbells completions
 completions_flushed rx_deferred rresp_deferred posts_direct
-fastreg_wrs fastreg_remaps local_invalidations remote_invalidations fastreg_placed"
+fastreg_wrs fastreg_remaps local_invalidations remote_invalidations fastreg_placed
+tx_crc_copy_bytes tx_crc_pass_bytes"
 
 cleanup() {
 	for p in $vpid $spid; do

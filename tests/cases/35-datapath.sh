@@ -15,6 +15,11 @@
 # lengths and bytes posted in one list arrive each with its own.  The type
 # of service a client sets with rdma_cm (ucmatose -t) is read from the IP
 # headers of the connection's segments captured on the veth, both ways.
+# With CRC, the hw counters show no payload byte CRC'd in a pass apart
+# from its copy (tx_crc_pass_bytes) and the Read Responses at least copied
+# into kiwi's pages with their CRC (tx_crc_copy_bytes); without, neither;
+# with kiwi's copy turned off (debugfs tx_crc_own N), tx_crc_pass_bytes
+# counts rping's Reads and Writes.
 . "$(dirname "$0")/lib/lib.sh"
 
 ns=kiwidp
@@ -51,6 +56,22 @@ rping_pair() {
 	[ $rc -eq 0 ] || return 1
 	# one line per verified ping
 	[ "$(grep -c '^ping data: ' /tmp/dp-rping-cli.log)" -eq "$count" ]
+}
+
+# crc_pass_seen: with tx_crc_own N and CRC on, rping 6000 B x 5 passes
+# and its 5 Reads and 5 Writes of 6000 B are CRC'd in a pass of their
+# own (tx_crc_pass_bytes), none copied with the CRC.
+crc_pass_seen() {
+	local own=/sys/kernel/debug/kiwi/tx_crc_own c0 p0 c p rc
+	read -r c0 p0 <<< "$(crc_pass_counts kiwidp0 kiwidp1)"
+	echo N > $own || return 1
+	rping_pair 5 6000
+	rc=$?
+	echo Y > $own
+	read -r c p <<< "$(crc_pass_counts kiwidp0 kiwidp1)"
+	echo "tx_crc_copy_bytes +$((c - c0)), tx_crc_pass_bytes +$((p - p0))"
+	[ $rc -eq 0 ] && [ $((p - p0)) -ge $((2 * 5 * 6000)) ] &&
+		[ $((c - c0)) -eq 0 ]
 }
 
 # A server Read larger than its sink MR: a local protection error.
@@ -192,6 +213,7 @@ kiwi_provider_env
 
 for crc in off required; do
 	tap_check "mpa_crc=$crc on both devices" set_crc $crc
+	c0=$(crc_pass_counts kiwidp0 kiwidp1)
 	tap_check "rping 64 B x 10, verified (crc $crc)" rping_pair 10 64
 	tap_check "rping 1000 B x 3, unaligned buffers (crc $crc)" \
 		rping_pair 3 1000
@@ -202,7 +224,18 @@ for crc in off required; do
 	for t in ib_write_bw ib_read_bw ib_send_bw; do
 		tap_check "$t -R 64 KiB x 50 (crc $crc)" perf_pair $t
 	done
+	# With CRC, what does not go by reference (rping's messages, the
+	# inline Sends, ib_read_bw's Read Responses) is copied with its CRC
+	# in the same pass; nothing is CRC'd in a pass of its own
+	# (datapath.md "One pass per byte with CRC").
+	tap_check "one pass per byte: no payload CRC'd apart from its copy, Read Responses copied with CRC (crc $crc)" \
+		crc_one_pass $crc $((50 * 65536)) "$c0" kiwidp0 kiwidp1
+	tap_diag "tx_crc_copy_bytes tx_crc_pass_bytes, both devices, before the crc $crc passes: $c0; after: $(crc_pass_counts kiwidp0 kiwidp1)"
 done
+# The counter sees a separate CRC pass: with kiwi's copy turned off
+# (debugfs tx_crc_own N), rping's Reads and Writes are CRC'd apart.
+tap_check "tx_crc_own N: rping 6000 B x 5 verified, its Read Responses and Writes counted in tx_crc_pass_bytes" \
+	crc_pass_seen
 
 tap_check "server at 64 B, client at 1000 B: Read fails with status 4" \
 	rping_short_sink

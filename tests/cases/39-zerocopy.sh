@@ -16,7 +16,9 @@
 # acknowledged its bytes; completing when TCP takes them fails this
 # (the client rewrites pages TCP has yet to transmit).  64 KiB messages
 # with CRC off and required (a user QP's Sends go by reference with CRC
-# too), and 4 KiB ones (below tx_zcopy_min: copied).
+# too), and 4 KiB ones (below tx_zcopy_min: copied; with CRC into kiwi's
+# own pages with the CRC in the same pass, tx_crc_copy_bytes, and none
+# CRC'd in a pass of its own, tx_crc_pass_bytes 0).
 #
 # Teardown with zero-copy Sends in flight: the client's egress dropped
 # (netem loss 100%), so TCP holds 64 Sends of 64 KiB by reference and no
@@ -142,8 +144,12 @@ for crc in off required; do
 		set_mpa_crc $crc kiwizc0 kiwizc1
 	tap_check "256 x 64 KiB Sends from 16 rewritten buffers: each arrives as sent, by reference (crc $crc)" \
 		reuse_pair 256 65536 16 4 7371 $((256 * 65536 / 2)) $((256 * 65536))
+	c0=$(crc_pass_counts kiwizc0 kiwizc1)
 	tap_check "256 x 4 KiB Sends from 16 rewritten buffers: each arrives as sent, copied (crc $crc)" \
 		reuse_pair 256 4096 16 4 7372 0 0
+	tap_check "the 4 KiB Sends copied with their CRC in one pass, none CRC'd apart (crc $crc)" \
+		crc_one_pass $crc $((256 * 4096)) "$c0" kiwizc0 kiwizc1
+	tap_diag "tx_crc_copy_bytes tx_crc_pass_bytes, both devices, before the 4 KiB Sends: $c0; after: $(crc_pass_counts kiwizc0 kiwizc1)"
 done
 set_mpa_crc off kiwizc0 kiwizc1
 

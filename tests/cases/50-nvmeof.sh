@@ -10,6 +10,9 @@
 # on the wire, fio random writes with crc32c verify headers read back and
 # checked (4 KiB, and 4-256 KiB which takes RDMA Read/Write over several
 # FPDUs), the bytes crossed the veth, disconnect, and everything removed.
+# A kiwi end with CRC copies what it sends with the CRC in the same pass
+# (hw counter tx_crc_copy_bytes) and CRCs no payload in a pass of its own
+# (tx_crc_pass_bytes 0); without CRC both stay 0.
 # Then disconnect/reconnect keeps the data, and kiwi unloads cleanly after
 # disconnect with its object counts at zero.  siw to siw is the reference:
 # it proves the case itself is right.
@@ -83,7 +86,7 @@ check_zcopy() {
 # run_pairing HOST HCRC TARGET TCRC
 run_pairing() {
 	local h=$1 hc=$2 t=$3 tc=$4 want label b0 b1 tx rx min ok=1 st z0
-	local hreq refused=0
+	local hreq refused=0 want_pol d
 	hreq=$(nvmf_requests_crc "$h" "$hc" host)
 	want=$(( hreq | $(nvmf_requests_crc "$t" "$tc" target) ))
 	# kiwi's "required" responder refuses a Request without C
@@ -98,6 +101,8 @@ run_pairing() {
 	else
 		label="$label target, crc $want"
 	fi
+	want_pol=on
+	[ "$want" = 1 ] || want_pol=off
 
 	if [ "$h" = siwcrc ] || [ "$t" = siwcrc ]; then
 		if [ ! -f "$KIWI_SIW_CRC_KO" ]; then
@@ -146,6 +151,17 @@ run_pairing() {
 			nvmf_fio_verify vmix "$NVMF_DEV" "$size" 4k-256k \
 			--offset=$((NVMF_SIZE_MB / 2))M
 		[ "$h" = kiwi ] && check_zcopy "$label" "$want" "$z0"
+		[ "$h" = kiwi ] && tap_check \
+			"$label: host's Read Responses and Sends: CRC in the copy's pass, none apart" \
+			crc_one_pass "$want_pol" $((${size%M} * 1048576 / 4)) "0 0" \
+			$NVMF_HOST_DEV
+		[ "$t" = kiwi ] && tap_check \
+			"$label: target's Writes and Sends: CRC in the copy's pass, none apart" \
+			crc_one_pass "$want_pol" $((${size%M} * 1048576 / 4)) "0 0" \
+			$NVMF_TGT_DEV
+		for d in $NVMF_HOST_DEV:$h $NVMF_TGT_DEV:$t; do
+			[ "${d#*:}" = kiwi ] && tap_diag "${d%:*}: tx_crc_copy_bytes tx_crc_pass_bytes $(crc_pass_counts ${d%:*})"
+		done
 		[ "$h" = kiwi ] && tap_check \
 			"$label: host re-mapped its MRs (REG_MR), the target invalidated them, data placed into them" \
 			frmr_used $NVMF_HOST_DEV host

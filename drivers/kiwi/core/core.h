@@ -85,6 +85,8 @@ enum kiwi_stat {
 	KIWI_STAT_LOCAL_INVS,		/* LOCAL_INV, Read with local invalidate */
 	KIWI_STAT_REMOTE_INVS,		/* Send with Invalidate honoured */
 	KIWI_STAT_FASTREG_PLACED,	/* tagged FPDUs placed into FR MRs */
+	KIWI_STAT_TX_CRC_COPY_BYTES,	/* payload copied with its CRC, one pass */
+	KIWI_STAT_TX_CRC_PASS_BYTES,	/* payload CRC'd in a pass of its own */
 	KIWI_STAT_MAX
 };
 

@@ -146,6 +146,11 @@ struct kiwi_txs {
 	struct kvec iov[KIWI_TX_IOV];
 	/* iov[i] is sent by reference, its page kiwi_iov_page() */
 	DECLARE_BITMAP(zc, KIWI_TX_IOV);
+	/*
+	 * iov[i] is a copy in a page of kiwi's own, sent by reference
+	 * (CRC on: kiwi_own_copy()); the kvec holds a page reference
+	 */
+	DECLARE_BITMAP(own, KIWI_TX_IOV);
 	/* iov[i] points into iov_mr[i] as mapped at generation iov_gen[i] */
 	struct kiwi_mr *iov_mr[KIWI_TX_IOV];
 	u32 iov_gen[KIWI_TX_IOV];
@@ -171,6 +176,18 @@ struct kiwi_txs {
 	 * write_space waits for.
 	 */
 	u32 zcb;
+	/*
+	 * CRC on: the page kiwi copies payload and framing into, filled to
+	 * ooff (the kvecs before it hold references of their own); own_on:
+	 * the FPDU being framed goes there; the batch's payload bytes
+	 * copied there (ownb) and CRC'd in a pass apart from any copy
+	 * (passb), for the counters.
+	 */
+	struct page *opage;
+	u32 ooff;
+	bool own_on;
+	u32 ownb;
+	u32 passb;
 	struct ubuf_info *ubuf;		/* attached to them (tx_batch.c) */
 	u32 zc_seq;
 	bool zc_live;
@@ -394,6 +411,7 @@ void kiwi_txs_free(struct kiwi_txs *txs);
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
+void kiwi_tx_own_free(struct kiwi_txs *txs);
 void kiwi_tx_reap(struct kiwi_qp *qp);
 void kiwi_pend_drain(struct kiwi_qp *qp);
 void kiwi_pend_read_done(struct kiwi_qp *qp, u32 pos, u8 status);

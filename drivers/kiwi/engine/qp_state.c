@@ -508,6 +508,7 @@ static void kiwi_qp_quiesce(struct kiwi_qp *qp)
 void kiwi_txs_free(struct kiwi_txs *txs)
 {
 	if (txs) {
+		kiwi_tx_own_free(txs);
 		kfree(txs->fbuf);
 		kfree(txs->held);	/* empty: flushed at llp_stop */
 	}

@@ -61,6 +61,7 @@ int kiwi_dp_init(struct dentry *debugfs)
 	/* A/B switches for measurements (tx_batch.c) */
 	debugfs_create_bool("tx_zcopy", 0644, debugfs, &kiwi_tx_zcopy);
 	debugfs_create_u32("tx_zcopy_min", 0644, debugfs, &kiwi_tx_zcopy_min);
+	debugfs_create_bool("tx_crc_own", 0644, debugfs, &kiwi_tx_crc_own);
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
 	if (!kiwi_tx_wq)

@@ -11,6 +11,7 @@
 /* zero copy (tx_batch.c): the debugfs switches and counters */
 extern bool kiwi_tx_zcopy;
 extern u32 kiwi_tx_zcopy_min;
+extern bool kiwi_tx_crc_own;
 extern atomic64_t kiwi_tx_zc_bytes;
 extern atomic64_t kiwi_tx_copy_bytes;
 extern atomic64_t kiwi_tx_zc_held;

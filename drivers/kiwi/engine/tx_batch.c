@@ -46,6 +46,14 @@ bool kiwi_tx_zcopy = true;
  */
 u32 kiwi_tx_zcopy_min = 16384;
 
+/*
+ * With CRC, payload not sent by reference is copied into kiwi's own pages
+ * with its CRC in the same pass (kiwi_own_copy()).  debugfs kiwi/tx_crc_own
+ * N leaves it to TCP's copy after a CRC pass of its own, for A/B
+ * measurements and to show that tx_crc_pass_bytes sees that pass.
+ */
+bool kiwi_tx_crc_own = true;
+
 /* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
 atomic64_t kiwi_tx_zc_bytes;
 /* payload bytes TCP (or the framing) copied (debugfs kiwi/tx_copy_bytes) */
@@ -246,6 +254,139 @@ static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
 	txs->bytes += n;
 }
 
+/*
+ * ---- kiwi's own pages ----
+ *
+ * With CRC on, bytes that do not go to TCP by reference are copied here
+ * into pages kiwi owns, the payload with its CRC in the same pass
+ * (kiwi_tx_copy_data()), and those pages go to TCP by reference: one
+ * pass over each payload byte, where TCP's copy from a kvec would be a
+ * second one after the CRC's.  The FPDU's framing follows its payload
+ * into the same pages, so that an skb fragment holds whole FPDUs, not
+ * one piece of one.  Nobody writes a byte kiwi handed on, so the WR
+ * completes when TCP has taken it, as a copied one does.
+ *
+ * One fill page per connection, carried across batches; each kvec into
+ * it holds a page reference, dropped once TCP has taken the kvec (it
+ * holds its own then) or the batch is dropped.
+ */
+
+/* the page of own kvec i, whether or not TCP took some of it already */
+static struct page *kiwi_own_page(const struct kiwi_txs *txs, u32 i)
+{
+	const struct kvec *v = &txs->iov[i];
+
+	/* a kvec TCP took whole points just past its bytes */
+	return virt_to_page(v->iov_len ? v->iov_base : v->iov_base - 1);
+}
+
+/* A fill page with room, a new one if the last is full.  false: none. */
+static bool kiwi_own_room(struct kiwi_txs *txs)
+{
+	if (txs->opage && txs->ooff < PAGE_SIZE)
+		return true;
+	if (txs->opage)
+		put_page(txs->opage);
+	txs->ooff = 0;
+	/*
+	 * Without waiting: the engine may run for memory reclaim's
+	 * writeback.  Not charged to a memory cgroup (the engine may run in
+	 * a work item); TCP charges the socket for what it holds.
+	 */
+	txs->opage = alloc_page(GFP_NOWAIT | __GFP_NOWARN);
+	return txs->opage;
+}
+
+/*
+ * The n bytes just written at ooff into the batch, copied from mr as
+ * mapped at generation gen (NULL: framing or inline data).  A kvec keeps
+ * the MR its payload came from, as one pointing into the MR does: a
+ * batch framed before an invalidation is never sent (kiwi_batch_stale()),
+ * copied or not.
+ */
+static void kiwi_own_add(struct kiwi_txs *txs, u32 n, struct kiwi_mr *mr,
+			 u32 gen)
+{
+	void *d = page_address(txs->opage) + txs->ooff;
+	u32 last = txs->niov - 1;
+	struct kvec *v;
+
+	txs->ooff += n;
+	txs->bytes += n;
+	/* not across pages, even where the next is the next in memory */
+	if (txs->niov && test_bit(last, txs->own) && offset_in_page(d) &&
+	    txs->iov[last].iov_base + txs->iov[last].iov_len == d &&
+	    (!mr || !txs->iov_mr[last] ||
+	     (txs->iov_mr[last] == mr && txs->iov_gen[last] == gen))) {
+		txs->iov[last].iov_len += n;
+		if (mr) {
+			txs->iov_mr[last] = mr;
+			txs->iov_gen[last] = gen;
+		}
+		return;
+	}
+	get_page(txs->opage);
+	__set_bit(txs->niov, txs->own);
+	txs->npg++;
+	txs->iov_mr[txs->niov] = mr;
+	txs->iov_gen[txs->niov] = gen;
+	v = &txs->iov[txs->niov++];
+	v->iov_base = d;
+	v->iov_len = n;
+}
+
+/*
+ * n bytes from src (in mr at generation gen, if not NULL) into own pages
+ * and the batch, payload (crc: into the FPDU's CRC in the same pass) or
+ * framing.  Bytes placed, fewer than n only if no page could be had.
+ */
+static u32 kiwi_own_copy(struct kiwi_txs *txs, const u8 *src, u32 n,
+			 bool crc, struct kiwi_mr *mr, u32 gen)
+{
+	u32 done, m;
+	u8 *d;
+
+	for (done = 0; done < n; done += m) {
+		if (!kiwi_own_room(txs))
+			break;
+		m = min_t(u32, n - done, PAGE_SIZE - txs->ooff);
+		d = page_address(txs->opage) + txs->ooff;
+		if (crc)
+			kiwi_tx_copy_data(&txs->fr, d, src + done, m);
+		else
+			memcpy(d, src + done, m);
+		kiwi_own_add(txs, m, mr, gen);
+	}
+	return done;
+}
+
+/* n framing bytes at fb (fbuf) into the batch: after the payload if own */
+static void kiwi_frame_add(struct kiwi_txs *txs, u8 *fb, u32 n)
+{
+	u32 done = txs->own_on ? kiwi_own_copy(txs, fb, n, false, NULL, 0) :
+		0;
+
+	if (done < n)
+		kiwi_iov_add(txs, fb + done, n - done, NULL, NULL, 0);
+}
+
+/*
+ * The connection's transmit state goes: its batch was sent or dropped
+ * (kiwi_batch_clear()) on every path that framed one; the fill page is
+ * the last reference kiwi holds.
+ */
+void kiwi_tx_own_free(struct kiwi_txs *txs)
+{
+	u32 i;
+
+	for_each_set_bit(i, txs->own, txs->niov)
+		put_page(kiwi_own_page(txs, i));
+	bitmap_zero(txs->own, KIWI_TX_IOV);
+	if (txs->opage)
+		put_page(txs->opage);
+	txs->opage = NULL;
+}
+
 /* room for one more FPDU: kvecs its payload may use, 0 if none */
 u32 kiwi_batch_room(struct kiwi_txs *txs)
 {
@@ -305,7 +446,9 @@ static struct kiwi_held *kiwi_held_at(struct kiwi_txs *txs, u32 pos)
  * its own connection.  Kernel consumers send page cache pages that may
  * be re-dirtied meanwhile (nfsd's Writes; nvme-rdma asks for no stable
  * pages, and its writes are the target's Reads of the host's pages), and
- * memory exposed for remote Read has no such contract at all: copied.
+ * memory exposed for remote Read has no such contract at all: copied,
+ * with the CRC in the copy's pass (kiwi_own_copy()), so that the CRC
+ * matches the bytes sent.
  */
 bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp)
 {
@@ -337,15 +480,30 @@ static struct page *kiwi_zc_page(void *p)
 /*
  * m payload bytes at p, from cur's current SGE, into the batch, and into
  * the FPDU's CRC.  Registered memory goes to TCP by page reference
- * (cur->zc), and the CRC is then the one pass over it; or by kvec, TCP
- * makes the copy and its CRC is a pass of its own (the kernel's crc32c()).
+ * (cur->zc), and the CRC is then the one pass over it.  Else, with CRC
+ * on, it is copied into kiwi's pages with its CRC in the same pass; with
+ * CRC off TCP copies it from a kvec.  Only where no page could be had
+ * does TCP copy CRC-on payload, and the CRC is a pass of its own
+ * (counted: tx_crc_pass_bytes).
  */
 static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
-			     void *p, u32 m)
+			     u8 *p, u32 m)
 {
 	struct kiwi_mr *mr = cur->mr[cur->idx];
+	u32 gen = cur->gen[cur->idx], done = 0;
+	struct page *pg = NULL;
 	u8 *fb;
 
+	if (mr && cur->zc)
+		pg = kiwi_zc_page(p);
+	if (!pg && txs->fr.crc_on && READ_ONCE(kiwi_tx_crc_own)) {
+		done = kiwi_own_copy(txs, p, m, true, mr, gen);
+		txs->ownb += done;
+		p += done;
+		m -= done;
+		if (!m)
+			return;
+	}
 	if (!mr) {
 		/*
 		 * Inline data lives in the WR's copy, which the next WR
@@ -359,9 +517,10 @@ static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 		kiwi_iov_add(txs, fb, m, NULL, NULL, 0);
 		return;
 	}
+	if (!pg && txs->fr.crc_on)
+		txs->passb += m;
 	kiwi_tx_crc_data(&txs->fr, p, m);
-	kiwi_iov_add(txs, p, m, cur->zc ? kiwi_zc_page(p) : NULL, mr,
-		     cur->gen[cur->idx]);
+	kiwi_iov_add(txs, p, m, pg, mr, gen);
 }
 
 /* payload bytes the next FPDU of h may carry, given the batch's room */
@@ -369,8 +528,20 @@ u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		      const struct kiwi_cur *cur, u32 left, u32 room)
 {
 	u32 max = kiwi_txs_mulpdu(txs) - kiwi_hdr_len(h);
+	u32 third = room / 3, own;
 
-	return kiwi_cur_span(cur, min(left, max), room);
+	if (!txs->fr.crc_on || cur->zc)
+		return kiwi_cur_span(cur, min(left, max), room);
+	/*
+	 * Into own pages: a kvec per page the FPDU touches and per piece
+	 * from another MR, and if a page could not be had, a kvec per
+	 * piece of the rest as without them.  A third of the room for each;
+	 * framing that found no page is in kiwi_batch_room()'s reserve.
+	 */
+	if (third < 2)
+		return 0;
+	own = (third - 1) * PAGE_SIZE - KIWI_TX_FRAME_MAX * 12;
+	return kiwi_cur_span(cur, min3(left, max, own), third);
 }
 
 /* len payload bytes from cur into the batch and the FPDU's CRC */
@@ -418,14 +589,14 @@ static int kiwi_fpdu_add_plain(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	txs->nfpdu++;
 	txs->payload += len;
 	txs->flen += n;
-	kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
+	kiwi_frame_add(txs, fb, n);
 	rv = kiwi_fpdu_payload_add(txs, cur, len);
 	if (rv)
 		return rv;
 	fb = txs->fbuf + txs->flen;
 	n = kiwi_tx_tail(&txs->fr, fb);
 	txs->flen += n;
-	kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
+	kiwi_frame_add(txs, fb, n);
 	return 0;
 }
 
@@ -436,6 +607,9 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	u32 take, n;
 	int rv;
 
+	/* CRC on and not by reference: the FPDU into kiwi's own pages */
+	txs->own_on = txs->fr.crc_on && !cur->zc &&
+		READ_ONCE(kiwi_tx_crc_own);
 	if (!txs->fr.markers)
 		return kiwi_fpdu_add_plain(txs, h, cur, len);
 	rv = kiwi_tx_begin(&txs->fr, h, len);
@@ -449,7 +623,7 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		n = kiwi_tx_next(&txs->fr, fb, &take);
 		if (n) {
 			txs->flen += n;
-			kiwi_iov_add(txs, fb, n, NULL, NULL, 0);
+			kiwi_frame_add(txs, fb, n);
 		}
 		rv = kiwi_fpdu_payload_add(txs, cur, take);
 		if (rv)
@@ -479,9 +653,17 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 
 		len = txs->iov[i].iov_len;
 		j = i + 1;
-		/* a page may have been freed by a misbehaving consumer */
-		if (pg && sendpage_ok(pg) && kiwi_zc_ubuf(txs)) {
-			more = j < txs->niov;
+		more = j < txs->niov;
+		/*
+		 * kiwi's own page; a consumer's page, unless a misbehaving
+		 * consumer freed it; else a run of kvecs for TCP to copy
+		 */
+		if (test_bit(i, txs->own)) {
+			rv = kiwi_splice_page_locked(sk,
+					virt_to_page(txs->iov[i].iov_base),
+					offset_in_page(txs->iov[i].iov_base),
+					len, flags, more);
+		} else if (pg && sendpage_ok(pg) && kiwi_zc_ubuf(txs)) {
 			rv = kiwi_sendpage_locked(sk, pg,
 					offset_in_page(txs->iov[i].iov_base),
 					len, flags, more, txs->ubuf);
@@ -491,7 +673,8 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 			while (j < txs->niov) {
 				struct page *next = kiwi_iov_page(txs, j);
 
-				if (next && sendpage_ok(next))
+				if ((next && sendpage_ok(next)) ||
+				    test_bit(j, txs->own))
 					break;
 				len += txs->iov[j++].iov_len;
 			}
@@ -900,6 +1083,12 @@ static void kiwi_batch_clear(struct kiwi_txs *txs)
 
 	for (i = 0; i < txs->nmrs; i++)
 		kiwi_mr_put(txs->mrs[i]);
+	/* TCP holds its own references to what it took */
+	for_each_set_bit(i, txs->own, txs->niov)
+		put_page(kiwi_own_page(txs, i));
+	bitmap_zero(txs->own, KIWI_TX_IOV);
+	txs->ownb = 0;
+	txs->passb = 0;
 	txs->nmrs = 0;
 	txs->niov = 0;
 	txs->npg = 0;
@@ -957,6 +1146,11 @@ static void kiwi_batch_sent(struct kiwi_qp *qp, struct sock *sk)
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_FPDUS, txs->nfpdu);
 	kiwi_stat_add(qp->kdev, KIWI_STAT_TX_BYTES, txs->payload);
 	atomic64_add(txs->payload - txs->zcb, &kiwi_tx_copy_bytes);
+	if (txs->fr.crc_on) {
+		kiwi_stat_add(qp->kdev, KIWI_STAT_TX_CRC_COPY_BYTES, txs->ownb);
+		kiwi_stat_add(qp->kdev, KIWI_STAT_TX_CRC_PASS_BYTES,
+			      txs->passb);
+	}
 	if (txs->zcb) {
 		/* the peer's ACK of this sequence number frees its pages */
 		txs->zc_seq = READ_ONCE(tcp_sk(sk)->write_seq);

@@ -237,6 +237,39 @@ set_mpa_crc() {
 	done
 }
 
+# crc_pass_counts DEV...: "COPY PASS", the sums over the DEVs of their
+# tx_crc_copy_bytes (payload copied into kiwi's pages with its CRC in the
+# same pass) and tx_crc_pass_bytes (payload CRC'd in a pass of its own)
+crc_pass_counts() {
+	local d c=0 p=0 hw
+	for d in "$@"; do
+		hw=/sys/class/infiniband/$d/ports/1/hw_counters
+		c=$((c + $(cat $hw/tx_crc_copy_bytes)))
+		p=$((p + $(cat $hw/tx_crc_pass_bytes)))
+	done
+	echo "$c $p"
+}
+
+# crc_one_pass CRC MINCOPY "COPY0 PASS0" DEV...: since COPY0 PASS0
+# (crc_pass_counts), no payload byte was CRC'd in a pass apart from its
+# copy, and with CRC (CRC not "off") at least MINCOPY bytes were copied
+# with it into kiwi's pages, none without CRC.
+crc_one_pass() {
+	local crc=$1 min=$2 c0 p0 c p
+	read -r c0 p0 <<< "$3"
+	shift 3
+	read -r c p <<< "$(crc_pass_counts "$@")"
+	c=$((c - c0))
+	p=$((p - p0))
+	echo "tx_crc_copy_bytes +$c, tx_crc_pass_bytes +$p (crc $crc, want copy >= $min)"
+	[ $p -eq 0 ] || return 1
+	if [ "$crc" = off ]; then
+		[ $c -eq 0 ]
+	else
+		[ $c -ge "$min" ]
+	fi
+}
+
 # Let libibverbs find kiwi's provider from the build tree when it is not
 # installed (rdma-core honours RDMAV_DRIVERS for an absolute path prefix).
 kiwi_provider_env() {
