@@ -354,6 +354,7 @@ peer_done_or_gone() {
 
 cycles() {
 	local r=$1 c=$2 key=$2-cm_cycle id port n prog rc t0 t1 v st try=1 spid
+	local calib=0
 	local mode=speak
 	prog=$root/tests/verbs/build/cm-cycle
 	# siw may leave the RTR unread: nudge it (cm-cycle.c)
@@ -364,9 +365,10 @@ cycles() {
 		port=$((20000 + (boot * 1000 + port_seq) % 10000))
 		port_seq=$((port_seq + 1))
 		if [ $role = A ]; then
-			v=$(est "$key")
-			n=$(awk -v e="${v:-0}" -v w=$want_s 'BEGIN {
-				n = int(e * w); if (n < 20) n = 20; print n }')
+			# operations for want_s seconds at the last rate
+			# (iters_for), or a calibration of 20 without one
+			calib=1 n=20
+			[ -n "$(est "$key")" ] && calib=0 n=$(iters_for "$key" 0 1)
 			put "$id-iters" "$n"
 			wsync "$id-plan" || return
 		else
@@ -404,7 +406,7 @@ cycles() {
 			st=ok
 			[ $rc = 0 ] && [ -n "$v" ] || { st=fail v=; tail -n 5 /tmp/wb-cyc-cli.log >&2; }
 			[ -n "$v" ] && est "$key" "$v"
-			[ $st = ok ] && [ $try = 1 ] && [ "$n" = 20 ] && st=cal
+			[ $st = ok ] && [ $calib = 1 ] && st=cal
 			[ $st = cal ] && put "$id-again" 1 || put "$id-again" 0
 			wsync "$id-done"
 			echo "$boot,$r,$c,cm_cycle,0,$n,$t0,$t1,$v,$st" >> "$rows"
