@@ -451,27 +451,41 @@ th_mpi_conns() {
 		awk '{ print $(NF - 1), $NF }' | sort
 }
 
-# th_kiwi_objects_zero: every object count of kiwi's at zero but the
-# devices' (the pairing's device stays until its end)
-th_kiwi_objects_zero() {
-	awk '$1 != "devices" && $2 != 0 { print "kiwi:", $1, "=", $2; bad = 1 }
-		END { exit bad }' "$KIWI_OBJECTS"
+# th_kiwi_objects_as BEFORE: each of kiwi's object counts as in BEFORE
+# (a copy of KIWI_OBJECTS taken before the job).  Not zero: a kernel
+# consumer of an earlier step (NVMe-oF, iSER) leaves the CQs of ib_core's
+# per-device CQ pool, which live until the device goes.
+th_kiwi_objects_as() {
+	awk 'NR == FNR { was[$1] = $2; next }
+		$2 != was[$1] { print "kiwi:", $1, "=", $2, "(before the job", was[$1] ")"; bad = 1 }
+		END { exit bad }' "$1" "$KIWI_OBJECTS"
 }
 
-# th_mpi_clean BEFORE: nothing of an MPI job left on this side: no rank
-# or orted, no QP and no cm_id on the device, kiwi's object counts at
-# zero but its device (kiwi), no TCP connection to the peer but those of
-# th_mpi_conns before the job (BEFORE, a file: earlier steps' daemons may
-# hold some).
+# th_mpi_before: what th_mpi_clean compares with: TCP connections to the
+# peer and kiwi's object counts (any CQ then present is named with its
+# owner in the TAP, so that a count that is not the job's shows whose)
+th_mpi_before() {
+	th_mpi_conns > /tmp/th-mpi-conns
+	[ "$prov" = kiwi ] || return 0
+	cp "$KIWI_OBJECTS" /tmp/th-mpi-objects
+	awk '$1 == "cqs" && $2 != 0 { f = 1 } END { exit !f }' /tmp/th-mpi-objects &&
+		tap_diag "kiwi CQs before the job: $(grep -w cqs /tmp/th-mpi-objects); $(rdma resource show cq dev "$dev" 2>&1 | tr -s ' \n' ' ')"
+	return 0
+}
+
+# th_mpi_clean: nothing of an MPI job left on this side: no rank or
+# orted, no QP and no cm_id on the device, kiwi's object counts as
+# before the job, no TCP connection to the peer but those before the job
+# (earlier steps' daemons may hold some); th_mpi_before took both.
 th_mpi_clean() {
 	local bad=0
 	mpi_left && bad=1
 	th_rdma_res qp && bad=1
 	th_rdma_res cm_id && bad=1
 	if [ "$prov" = kiwi ]; then
-		th_kiwi_objects_zero || bad=1
+		th_kiwi_objects_as /tmp/th-mpi-objects || bad=1
 	fi
-	th_mpi_conns | comm -13 "$1" - | grep . && bad=1
+	th_mpi_conns | comm -13 /tmp/th-mpi-conns - | grep . && bad=1
 	return $bad
 }
 
@@ -490,7 +504,7 @@ step_mpi() {
 	[ "$tr" = ofi ] && desc="MPI over ofi verbs;ofi_rxm ($prov), 4 ranks"
 	[ "$tr" = tcp ] && desc="MPI over the TCP BTL, 4 ranks"
 	hostname "th-$role"
-	th_mpi_conns > /tmp/th-mpi-conns
+	th_mpi_before
 	b0=$(th_bytes)
 	if [ "$side" = server ]; then
 		mpi_exec_serve "$ex" &
@@ -521,7 +535,7 @@ step_mpi() {
 			tap_diag "$(grep -v '^\[1,0\]<stdout>:pingpong ' "$log" | tail -n 40)"
 		fi
 	fi
-	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean /tmp/th-mpi-conns
+	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean
 	b1=$(th_bytes)
 	# ranks 0 and 3 ping-pong MAX bytes 4 times each way
 	nvmf_veth_crossed "$desc: crossed the wire" "$b0" "$b1" $((4 * max)) $((4 * max))
@@ -536,7 +550,7 @@ step_mpikill() {
 	local log=$dir/mpikill-$id.log ex=$dir/mpi-exec-$id
 	desc="MPI over ofi ($prov), a rank killed mid-run"
 	hostname "th-$role"
-	th_mpi_conns > /tmp/th-mpi-conns
+	th_mpi_before
 	if [ "$side" = server ]; then
 		mpi_exec_serve "$ex" &
 		spid=$!
@@ -572,7 +586,7 @@ step_mpikill() {
 			tap_diag "$(tail -n 30 "$log")"
 		th_sync "$id-done" 300
 	fi
-	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean /tmp/th-mpi-conns
+	tap_check "$desc: nothing of the job left here" wait_for 60 th_mpi_clean
 }
 
 # netem: this side's NIC sends through a lossy, reordering, duplicating,
