@@ -506,7 +506,7 @@ fpdu_sizes() {
 ab_switches() {
 	local d=/sys/kernel/debug/kiwi f got bad=0
 	for f in tx_direct:N tx_next_cpu:Y rx_defer:16384 rresp_defer:4096 \
-		 'crc_copy:onepass|split' 'crc_avx512:Y|N'; do
+		 'crc_copy:onepass|split' 'crc_avx512:Y|N' crc_run_hold:Y; do
 		got=$(cat "$d/${f%%:*}") || { bad=1; continue; }
 		echo "${f%%:*} $got"
 		printf '%s\n' "$got" | grep -Eqx "${f#*:}" || bad=1

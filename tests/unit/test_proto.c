@@ -359,6 +359,82 @@ static void test_crc_copy(void)
 	free(dst);
 }
 
+/*
+ * Runs (kiwi_crc32c_copy_run()): a stream copied in pieces to places that
+ * need not follow each other, as the kernel copies an FPDU a page at a
+ * time: pieces of random lengths (tiny ones, 4080/16 page turns, longer
+ * than a page), the run sometimes ended and re-opened in the middle (a
+ * receive chunk ends mid-FPDU), against the table CRC, every byte copied,
+ * nothing beyond any piece written, and the run closed at the end.
+ */
+static void test_crc_run(void)
+{
+	enum { CAP = 3 * 65536 };
+	u8 *src = malloc(CAP + 64), *dst = malloc(2 * CAP);
+	int mode, i, bad = 0, badcopy = 0, badguard = 0, open = 0;
+
+	for (i = 0; i < CAP + 64; i++)
+		src[i] = rnd(256);
+	/* 3: runs held without AVX-512 (kiwi_crc_run_hold) */
+	for (mode = 0; mode < 4; mode++) {
+		kiwi_crc_soft = mode == 1;
+		kiwi_crc_v512 = mode == 2;
+		kiwi_crc_run_hold = mode == 3;
+		if (mode >= 2 && !(kiwi_cpu_has_crc32() && kiwi_cpu_v512_ok())) {
+			ok(1, "crc32c copy runs (AVX-512 folding) # SKIP the CPU has no AVX-512 VPCLMULQDQ");
+			continue;
+		}
+		for (i = 0; i < 600; i++) {
+			u32 so = rnd(64), n = rnd(CAP), seed = (u32)rnd64(), c;
+			u32 off = 0, doff = rnd(64), k;
+			bool fold = false;
+			int style = i % 4;
+
+			memset(dst, 0xa5, 2 * CAP);
+			c = seed;
+			while (off < n) {
+				if (style == 0)	/* page turns behind a header */
+					k = 4096 - (off + 16) % 4096;
+				else if (style == 1)
+					k = rnd(64);
+				else if (style == 2)
+					k = rnd(9000);
+				else
+					k = rnd(2) ? rnd(300) : 1024 + rnd(5000);
+				if (k > n - off)
+					k = n - off;
+				c = kiwi_crc32c_copy_run(c, dst + doff,
+							 src + so + off, k,
+							 &fold);
+				if (memcmp(dst + doff, src + so + off, k))
+					badcopy++;
+				if (dst[doff + k] != 0xa5)
+					badguard++;
+				off += k;
+				/* a gap between destinations (at most 8 per 33 bytes) */
+				doff += k + 1 + rnd(8);
+				if (!rnd(8))
+					c = kiwi_crc_run_end(c, &fold);
+			}
+			c = kiwi_crc_run_end(c, &fold);
+			open += fold;
+			if (c != crc32c(seed, src + so, n))
+				bad++;
+		}
+		ok(!bad && !badcopy && !badguard && !open,
+		   "crc32c copy runs (%s): 600 streams in random pieces: CRC equals crc32c(), bytes copied, none beyond, run closed (%d, %d, %d, %d bad)",
+		   mode == 1 ? "copy then crc32c" :
+		   mode == 2 ? "AVX-512 folding carried across pieces" :
+		   mode == 3 ? "held without AVX-512" :
+		   "crc32 instruction", bad, badcopy, badguard, open);
+	}
+	kiwi_crc_soft = false;
+	kiwi_crc_v512 = false;
+	kiwi_crc_run_hold = false;
+	free(src);
+	free(dst);
+}
+
 /* ---- the Terminate table, against the RFCs typed in again ---- */
 
 static void test_err_table(void)
@@ -1814,6 +1890,7 @@ int main(void)
 {
 	test_crc();
 	test_crc_copy();
+	test_crc_run();
 	test_err_table();
 	test_opcodes();
 	test_validation();

@@ -92,6 +92,14 @@ static const struct file_operations kiwi_crc_v512_fops = {
 	.llseek = default_llseek,
 };
 
+static int kiwi_crc_runs_get(void *data, u64 *val)
+{
+	*val = kiwi_crc_runs();
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(kiwi_crc_runs_fops, kiwi_crc_runs_get, NULL,
+			 "%llu\n");
+
 /* the path of payload copies at load; then its debugfs files */
 void __init kiwi_crc_pick(struct dentry *dir)
 {
@@ -103,4 +111,8 @@ void __init kiwi_crc_pick(struct dentry *dir)
 	debugfs_create_file("crc_copy", 0644, dir, NULL, &kiwi_crc_copy_fops);
 	debugfs_create_file("crc_avx512", 0644, dir, NULL,
 			    &kiwi_crc_v512_fops);
+	/* for the tests: runs hold the vector registers without AVX-512 */
+	debugfs_create_bool("crc_run_hold", 0644, dir, &kiwi_crc_run_hold);
+	debugfs_create_file_unsafe("crc_runs", 0444, dir, NULL,
+				   &kiwi_crc_runs_fops);
 }

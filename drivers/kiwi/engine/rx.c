@@ -412,7 +412,11 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 	}
 }
 
-/* copy, with the CRC in the same pass (kiwi_crc32c_copy()) */
+/*
+ * Copy, with the CRC in the same pass: the vector registers are held
+ * from an FPDU's first long piece to its CRC, or to the end of the skb
+ * (kiwi_rx_actor()), whichever comes first; nothing sleeps meanwhile.
+ */
 static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
 {
 	kiwi_rx_copy_data(qp->rx, dst, src, n);
@@ -460,6 +464,7 @@ static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 					    sge->addr + rs->sge_off, &contig);
 			if (!dst) {
 				/* the receive's own buffer went: its error */
+				kiwi_rx_run_end(qp->rx);
 				kiwi_rx_wc(qp, rs->rqe.id, rs->placed,
 					   IB_WC_LOC_PROT_ERR, 0, 0);
 				kiwi_rx_put_sges(rs->mr);
@@ -689,6 +694,7 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 		case KIWI_RX_DATA:
 			err = kiwi_rx_place(qp, buf + off + ev.off, ev.len);
 			if (err) {
+				kiwi_rx_run_end(qp->rx);
 				kiwi_rx_abort_fpdu(qp);
 				kiwi_rx_fail(qp, err, true);
 				return false;
@@ -700,6 +706,7 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 				return false;
 			break;
 		case KIWI_RX_ERROR:
+			kiwi_rx_run_end(qp->rx);
 			if (ev.err == KIWI_ERR_MPA_CRC)
 				kiwi_stat_inc(qp->kdev, KIWI_STAT_CRC_ERRORS);
 			kiwi_rx_abort_fpdu(qp);
@@ -749,6 +756,7 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 		}
 		done += n;
 	}
+	kiwi_rx_run_end(qp->rx);
 	return len;
 }
 

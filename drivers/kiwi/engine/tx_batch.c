@@ -600,9 +600,8 @@ static int kiwi_fpdu_add_plain(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	return 0;
 }
 
-/* Frame one FPDU of h around len payload bytes from cur into the batch. */
-int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
-		  struct kiwi_cur *cur, u32 len)
+static int kiwi_fpdu_frame(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+			   struct kiwi_cur *cur, u32 len)
 {
 	u32 take, n;
 	int rv;
@@ -630,6 +629,21 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 			return rv;
 	}
 	return 0;
+}
+
+/*
+ * Frame one FPDU of h around len payload bytes from cur into the batch.
+ * Its copies hold the vector registers from the first long piece to its
+ * CRC (kiwi_crc32c_copy_run()): one section per FPDU, not per page, and
+ * closed here on every way out, before anything may sleep.
+ */
+int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
+		  struct kiwi_cur *cur, u32 len)
+{
+	int rv = kiwi_fpdu_frame(txs, h, cur, len);
+
+	kiwi_tx_run_end(&txs->fr);
+	return rv;
 }
 
 /*

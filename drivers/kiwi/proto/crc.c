@@ -20,6 +20,7 @@
 
 bool kiwi_crc_soft;
 bool kiwi_crc_v512;
+bool kiwi_crc_run_hold;
 
 #ifdef __x86_64__
 
@@ -309,6 +310,181 @@ static u32 kiwi_crc32c_copy_hw(u32 crc, u8 *d, const u8 *s, u32 len)
 	return kiwi_crc_few(crc, d, s, len);
 }
 
+/*
+ * A run: the folding carried across the pieces of one FPDU, so that a
+ * payload the kernel copies a page at a time is folded as one span,
+ * with one kiwi_simd_begin() and one reduction for all of it.  The four
+ * accumulators take 64-byte chunks in turn (chunk j into acc[j % 4]), so
+ * a piece may end at any multiple of 64; between pieces they wait in the
+ * CPU's scratch, with the bytes of a chunk split between two pieces.
+ * Accumulators that never took a chunk hold zeros, which the reduction
+ * passes through: zero bytes ahead of a message from a zero state leave
+ * its CRC as it is.
+ */
+struct kiwi_fold {
+	u8 acc[4][64];		/* zmm0-zmm3 of the chunks so far */
+	u8 part[64];		/* a chunk's bytes from the piece before */
+	u32 npart;
+	u32 next;		/* acc[next] takes the next chunk */
+	u32 inj;		/* XORed into the next chunk: the start CRC */
+	bool started;		/* a chunk was folded */
+	bool scalar;		/* kiwi_crc_run_hold without AVX-512: inj runs */
+	u64 runs;		/* opened on this CPU (debugfs crc_runs) */
+};
+
+KIWI_CPU_VAR(kiwi_fold, kiwi_folds);
+
+#ifdef __KERNEL__
+u64 kiwi_crc_runs(void)
+{
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu_ptr(&kiwi_folds, cpu)->runs;
+	return n;
+}
+#endif
+
+/*
+ * A run begins at a piece this long: an MSS-sized FPDU (one piece) is
+ * faster through kiwi_crc32c_copy_hw() alone
+ */
+#define KIWI_CRC_RUN_MIN	2048
+
+/*
+ * len (a multiple of 64) bytes from s to d, folded into the accumulators
+ * from acc[f->next] on: 256 bytes a turn, then up to three chunks, the
+ * k-th of them into the k-th register.  d == s: fold only.
+ */
+static void kiwi_fold_span(struct kiwi_fold *f, u8 *d, const u8 *s,
+			   unsigned long len)
+{
+	unsigned long blk = len & ~255UL, one = len & 255;
+	u32 n = f->next;
+
+	asm volatile("vmovdqu64 (%[a0]), %%zmm0\n\t"
+		     "vmovdqu64 (%[a1]), %%zmm1\n\t"
+		     "vmovdqu64 (%[a2]), %%zmm2\n\t"
+		     "vmovdqu64 (%[a3]), %%zmm3\n\t"
+		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
+		     "vmovd %k[inj], %%xmm13\n\t"
+		     "test %[blk], %[blk]\n\t"
+		     "jz 2f\n"
+		     "1:\n\t"
+		     KIWI_COPY256("4", "5", "6", "7")
+		     "vpxorq %%zmm13, %%zmm4, %%zmm4\n\t"
+		     "vpxorq %%zmm13, %%zmm13, %%zmm13\n\t"
+		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
+		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
+		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
+		     KIWI_FOLD("zmm3", "zmm7", "zmm12")
+		     "add $256, %[s]\n\t"
+		     "add $256, %[d]\n\t"
+		     "sub $256, %[blk]\n\t"
+		     "jnz 1b\n"
+		     "2:\n\t"
+		     "test %[one], %[one]\n\t"
+		     "jz 3f\n\t"
+		     "vmovdqu64 (%[s]), %%zmm4\n\t"
+		     "vmovdqu64 %%zmm4, (%[d])\n\t"
+		     "vpxorq %%zmm13, %%zmm4, %%zmm4\n\t"
+		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
+		     "cmp $64, %[one]\n\t"
+		     "je 3f\n\t"
+		     "vmovdqu64 64(%[s]), %%zmm5\n\t"
+		     "vmovdqu64 %%zmm5, 64(%[d])\n\t"
+		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
+		     "cmp $128, %[one]\n\t"
+		     "je 3f\n\t"
+		     "vmovdqu64 128(%[s]), %%zmm6\n\t"
+		     "vmovdqu64 %%zmm6, 128(%[d])\n\t"
+		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
+		     "3:\n\t"
+		     "vmovdqu64 %%zmm0, (%[a0])\n\t"
+		     "vmovdqu64 %%zmm1, (%[a1])\n\t"
+		     "vmovdqu64 %%zmm2, (%[a2])\n\t"
+		     "vmovdqu64 %%zmm3, (%[a3])\n\t"
+		     "vzeroupper"
+		     : [s] "+r" (s), [d] "+r" (d), [blk] "+r" (blk)
+		     : [one] "r" (one), [a0] "r" (f->acc[n]),
+		       [a1] "r" (f->acc[(n + 1) & 3]),
+		       [a2] "r" (f->acc[(n + 2) & 3]),
+		       [a3] "r" (f->acc[(n + 3) & 3]),
+		       [inj] "r" (f->inj), [k256] "m" (kiwi_crc_k256)
+		     : "memory", KIWI_ASM_CLOBBERS);
+	f->next = (n + one / 64) & 3;
+	f->inj = 0;
+	f->started = true;
+}
+
+/* n bytes into the run: copied now, folded a whole chunk at a time */
+static void kiwi_fold_copy(struct kiwi_fold *f, u8 *d, const u8 *s, u32 n)
+{
+	u32 m;
+
+	if (f->scalar) {
+		f->inj = kiwi_crc32c_copy_hw(f->inj, d, s, n);
+		return;
+	}
+	if (f->npart) {
+		m = sizeof(f->part) - f->npart;
+		if (m > n)
+			m = n;
+		memcpy(d, s, m);
+		memcpy(f->part + f->npart, s, m);
+		f->npart += m;
+		if (f->npart < sizeof(f->part))
+			return;
+		kiwi_fold_span(f, f->part, f->part, sizeof(f->part));
+		f->npart = 0;
+		d += m;
+		s += m;
+		n -= m;
+	}
+	m = n & ~63U;
+	if (m)
+		kiwi_fold_span(f, d, s, m);
+	if (n - m) {
+		memcpy(d + m, s + m, n - m);
+		memcpy(f->part, s + m, n - m);
+		f->npart = n - m;
+	}
+}
+
+/*
+ * The run's CRC: its chunks reduced (the start CRC was XORed into the
+ * first), else crc as it was; then the bytes of no whole chunk.
+ */
+static u32 kiwi_fold_end(struct kiwi_fold *f, u32 crc)
+{
+	u64 lo, hi;
+
+	if (f->scalar)
+		return f->inj;
+	if (f->started) {
+		asm volatile("vmovdqu64 (%[a0]), %%zmm0\n\t"
+			     "vmovdqu64 (%[a1]), %%zmm1\n\t"
+			     "vmovdqu64 (%[a2]), %%zmm2\n\t"
+			     "vmovdqu64 (%[a3]), %%zmm3\n\t"
+			     KIWI_REDUCE
+			     "vmovq %%xmm0, %[lo]\n\t"
+			     "vpextrq $1, %%xmm0, %[hi]\n\t"
+			     "vzeroupper"
+			     : [lo] "=r" (lo), [hi] "=r" (hi)
+			     : [a0] "r" (f->acc[f->next]),
+			       [a1] "r" (f->acc[(f->next + 1) & 3]),
+			       [a2] "r" (f->acc[(f->next + 2) & 3]),
+			       [a3] "r" (f->acc[(f->next + 3) & 3]),
+			       [k64] "m" (kiwi_crc_k64),
+			       [k16] "m" (kiwi_crc_k16)
+			     : "memory", KIWI_ASM_CLOBBERS);
+		crc = (u32)kiwi_crc_q(kiwi_crc_q(0, lo), hi);
+	}
+	/* onto itself: the copy's CRC path without another */
+	return kiwi_crc32c_copy_hw(crc, f->part, f->part, f->npart);
+}
+
 #endif /* __x86_64__ */
 
 /*
@@ -340,6 +516,63 @@ kiwi_user_init void kiwi_crc_init(void)
 	}
 #endif
 }
+
+u32 kiwi_crc32c_copy_run(u32 crc, void *dst, const void *src, u32 len,
+			 bool *fold)
+{
+#ifdef __x86_64__
+	u8 *d = dst;
+	const u8 *s = src;
+	u32 head;
+
+	if (*fold) {
+		kiwi_fold_copy(kiwi_cpu_ptr(kiwi_folds), d, s, len);
+		return crc;
+	}
+	if (len >= KIWI_CRC_RUN_MIN && !kiwi_crc_soft &&
+	    kiwi_cpu_has_crc32() && (kiwi_crc_v512 || kiwi_crc_run_hold) &&
+	    kiwi_simd_begin()) {
+		struct kiwi_fold *f = kiwi_cpu_ptr(kiwi_folds);
+
+		/*
+		 * Chunks in step with the destination's cache lines: its
+		 * pages are whole, so the pieces that follow stay in step
+		 */
+		head = -(unsigned long)d & 63;
+		crc = kiwi_crc32c_copy_hw(crc, d, s, head);
+		memset(f->acc, 0, sizeof(f->acc));
+		f->npart = 0;
+		f->next = 0;
+		f->inj = crc;
+		f->started = false;
+		f->scalar = !kiwi_crc_v512;
+		f->runs++;
+		*fold = true;
+		kiwi_fold_copy(f, d + head, s + head, len - head);
+		return crc;
+	}
+#endif
+	return kiwi_crc32c_copy(crc, dst, src, len);
+}
+
+u32 kiwi_crc_run_end(u32 crc, bool *fold)
+{
+	if (!*fold)
+		return crc;
+	*fold = false;
+#ifdef __x86_64__
+	crc = kiwi_fold_end(kiwi_cpu_ptr(kiwi_folds), crc);
+	kiwi_simd_end();
+#endif
+	return crc;
+}
+
+#if defined(__KERNEL__) && !defined(__x86_64__)
+u64 kiwi_crc_runs(void)
+{
+	return 0;
+}
+#endif
 
 u32 kiwi_crc32c_copy(u32 crc, void *dst, const void *src, u32 len)
 {

@@ -59,6 +59,7 @@ static void kiwi_rx_next_fpdu(struct kiwi_rx *rx)
 	rx->payload_left = 0;
 	rx->trl_have = 0;
 	rx->trl_need = 0;
+	kiwi_rx_run_end(rx);
 	rx->crc = ~0U;
 }
 
@@ -230,6 +231,7 @@ static bool kiwi_rx_feed_trailer(struct kiwi_rx *rx, const u8 *buf, u32 avail,
 		u32 wire = c[0] | (c[1] << 8) | (c[2] << 16) |
 			   ((u32)c[3] << 24);
 
+		kiwi_rx_run_end(rx);
 		if (wire != ~rx->crc) {
 			kiwi_rx_error(rx, ev, KIWI_ERR_MPA_CRC, *used);
 			return true;
@@ -310,6 +312,7 @@ int kiwi_tx_begin(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 	tx->pad = kiwi_pad(n - KIWI_MPA_LEN_SIZE + payload_len);
 	tx->trl_off = 0;
 	memset(tx->trl, 0, sizeof(tx->trl));
+	kiwi_tx_run_end(tx);
 	tx->crc = ~0U;
 	tx->state = KIWI_TXS_HDR;
 	return 0;
@@ -327,9 +330,12 @@ static void kiwi_tx_emit(struct kiwi_tx *tx, u8 *buf, u32 *n,
 }
 
 /* the FPDU's CRC field at p, in wire order: zero with CRC off */
-static void kiwi_tx_crc_field(const struct kiwi_tx *tx, u8 *p)
+static void kiwi_tx_crc_field(struct kiwi_tx *tx, u8 *p)
 {
-	u32 c = tx->crc_on ? ~tx->crc : 0;
+	u32 c;
+
+	kiwi_tx_run_end(tx);
+	c = tx->crc_on ? ~tx->crc : 0;
 
 	p[0] = c & 0xff;
 	p[1] = (c >> 8) & 0xff;
@@ -421,6 +427,7 @@ int kiwi_tx_head(struct kiwi_tx *tx, const struct kiwi_hdr *h,
 	if (n < 0)
 		return n;
 	tx->pad = kiwi_pad(n - KIWI_MPA_LEN_SIZE + payload_len);
+	kiwi_tx_run_end(tx);
 	tx->crc = ~0U;
 	if (tx->crc_on)
 		tx->crc = crc32c(tx->crc, buf, n);

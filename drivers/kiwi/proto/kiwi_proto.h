@@ -30,6 +30,24 @@ extern bool kiwi_crc_soft;
  * whoever sets it has checked the CPU (and, in the kernel, the OS).
  */
 extern bool kiwi_crc_v512;
+/*
+ * The same over the pieces of one stream (an FPDU's payload, copied a
+ * page at a time): a long piece opens a run (*fold true), which holds
+ * the CPU's vector registers and carries the CRC's folding from piece to
+ * piece, so the value returned is complete only after
+ * kiwi_crc_run_end().  Nothing may sleep while a run is open.
+ */
+u32 kiwi_crc32c_copy_run(u32 crc, void *dst, const void *src, u32 len,
+			 bool *fold);
+u32 kiwi_crc_run_end(u32 crc, bool *fold);
+/*
+ * Runs hold the vector registers even where the CPU has no AVX-512 (the
+ * copy then runs on the crc32 instruction): the tests' emulated CPU has
+ * none, and this way they still check that nothing sleeps in a run.
+ */
+extern bool kiwi_crc_run_hold;
+/* runs opened so far, on all CPUs (the kernel's debugfs crc_runs) */
+u64 kiwi_crc_runs(void);
 
 enum kiwi_err {
 	KIWI_OK = 0,
@@ -231,6 +249,7 @@ struct kiwi_rx {
 	u32 pos;		/* FPDU stream position of the next byte */
 	u32 len_pos;		/* position of this FPDU's ULPDU Length */
 	u32 crc;		/* running crc32c (kernel convention) */
+	bool fold;		/* a CRC run is open (kiwi_crc32c_copy_run()) */
 	u32 hdr_have;
 	u32 hdr_need;
 	u32 payload_left;
@@ -258,11 +277,23 @@ void kiwi_rx_init(struct kiwi_rx *rx, const struct kiwi_rx_cfg *cfg);
 u32 kiwi_rx_feed(struct kiwi_rx *rx, const u8 *buf, u32 len,
 		 struct kiwi_rx_event *ev);
 
+/*
+ * The FPDU's CRC complete, its run (if any) closed: before the CRC is
+ * read, and before the caller may sleep or leave its softirq.
+ */
+static inline void kiwi_rx_run_end(struct kiwi_rx *rx)
+{
+	if (rx->fold)
+		rx->crc = kiwi_crc_run_end(rx->crc, &rx->fold);
+}
+
 static inline void kiwi_rx_crc_data(struct kiwi_rx *rx, const void *p,
 				    u32 len)
 {
-	if (rx->crc_on)
+	if (rx->crc_on) {
+		kiwi_rx_run_end(rx);
 		rx->crc = crc32c(rx->crc, p, len);
+	}
 }
 
 /* place a payload span at dst, with its CRC in the same pass */
@@ -270,19 +301,10 @@ static inline void kiwi_rx_copy_data(struct kiwi_rx *rx, void *dst,
 				     const void *src, u32 len)
 {
 	if (rx->crc_on)
-		rx->crc = kiwi_crc32c_copy(rx->crc, dst, src, len);
+		rx->crc = kiwi_crc32c_copy_run(rx->crc, dst, src, len,
+					       &rx->fold);
 	else
 		memcpy(dst, src, len);
-}
-
-static inline u32 kiwi_rx_crc_get(const struct kiwi_rx *rx)
-{
-	return rx->crc;
-}
-
-static inline void kiwi_rx_crc_set(struct kiwi_rx *rx, u32 crc)
-{
-	rx->crc = crc;
 }
 
 /* raw FPDU header bytes of the segment last reported by KIWI_RX_HDR */
@@ -306,6 +328,7 @@ struct kiwi_tx {
 	u32 len_pos;
 	bool lead_marker;
 	u32 crc;
+	bool fold;		/* a CRC run is open (kiwi_crc32c_copy_run()) */
 	u32 hdr_len;		/* FPDU header bytes incl. ULPDU Length */
 	u32 hdr_off;
 	u32 payload_left;
@@ -351,11 +374,20 @@ static inline bool kiwi_tx_more(const struct kiwi_tx *tx)
 	return tx->state != 0;
 }
 
+/* as kiwi_rx_run_end(), for the transmit side's CRC */
+static inline void kiwi_tx_run_end(struct kiwi_tx *tx)
+{
+	if (tx->fold)
+		tx->crc = kiwi_crc_run_end(tx->crc, &tx->fold);
+}
+
 static inline void kiwi_tx_crc_data(struct kiwi_tx *tx, const void *p,
 				    u32 len)
 {
-	if (tx->crc_on)
+	if (tx->crc_on) {
+		kiwi_tx_run_end(tx);
 		tx->crc = crc32c(tx->crc, p, len);
+	}
 }
 
 /* copy payload bytes to dst, with their CRC in the same pass */
@@ -363,7 +395,8 @@ static inline void kiwi_tx_copy_data(struct kiwi_tx *tx, void *dst,
 				     const void *src, u32 len)
 {
 	if (tx->crc_on)
-		tx->crc = kiwi_crc32c_copy(tx->crc, dst, src, len);
+		tx->crc = kiwi_crc32c_copy_run(tx->crc, dst, src, len,
+					       &tx->fold);
 	else
 		memcpy(dst, src, len);
 }

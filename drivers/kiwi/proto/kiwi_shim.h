@@ -18,6 +18,13 @@
 #include <linux/crc32c.h>
 #include <linux/init.h>
 #include <asm/byteorder.h>
+#include <linux/percpu.h>
+/*
+ * Scratch of one CPU, used only with its vector registers held
+ * (kiwi_simd_begin(): preemption is off and no one else may hold them)
+ */
+#define KIWI_CPU_VAR(tag, name)		static DEFINE_PER_CPU(struct tag, name)
+#define kiwi_cpu_ptr(name)		this_cpu_ptr(&(name))
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
@@ -107,6 +114,8 @@ u32 crc32c(u32 crc, const void *address, unsigned int length);
 				 __builtin_cpu_supports("vpclmulqdq"))
 #define kiwi_simd_begin()	true
 #define kiwi_simd_end()		do { } while (0)
+#define KIWI_CPU_VAR(tag, name)		static __thread struct tag name
+#define kiwi_cpu_ptr(name)		(&(name))
 /* what proto/crc.c's vector code overwrites (zmm: their xmm names) */
 #define KIWI_ASM_CLOBBERS	"cc", "xmm0", "xmm1", "xmm2", "xmm3",	\
 				"xmm4", "xmm5", "xmm6", "xmm7", "xmm8",	\
