@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi connection management: the MPA exchange on the socket.  The
- * handshake's frame (the Request a listener awaits, the Reply an initiator
- * awaits) is parsed by the socket's own callbacks as it arrives; the
- * frames we send go out without waiting.  The steps that decide what to
- * send and what a frame means are the active and passive sides'
- * (cm_active.c, cm_passive.c).
+ * kiwi connection management: the MPA exchange on the socket.  The frame
+ * awaited is parsed by the socket's callbacks as it arrives; ours go out
+ * without waiting.  What they mean is cm_active.c's and cm_passive.c's.
  */
 
 #include <linux/tcp.h>
@@ -118,9 +115,8 @@ void kiwi_cep_hs_kick(struct kiwi_cep *cep)
 }
 
 /*
- * Run the handshake work at when (its timer), unless it is queued already:
- * called when the handshake starts and from the work itself, so that can
- * only be a kick, which is immediate and comes first anyway.
+ * Run the handshake work at when (its timer), unless queued already: then
+ * by a kick, which comes first anyway.
  */
 void kiwi_cep_hs_arm(struct kiwi_cep *cep, unsigned long when)
 {
@@ -239,11 +235,9 @@ void kiwi_cep_hs_detach(struct kiwi_cep *cep)
 }
 
 /*
- * Under cep->mutex: how the frame stands.  KIWI_HS_COMPLETE, a negative
- * errno, or KIWI_HS_READING to wait on (the callbacks stay).  Once the
- * deadline passed, the peer closed, or stop says so, the callbacks go and
- * what the socket holds is read one last time (a frame may have arrived
- * before the callbacks were installed, or just now).
+ * Under cep->mutex: KIWI_HS_COMPLETE, a negative errno, or KIWI_HS_READING
+ * (the callbacks stay).  At the deadline, the peer's close or stop, the
+ * callbacks go and the socket is read one last time.
  */
 int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop)
 {

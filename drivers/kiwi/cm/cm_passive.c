@@ -47,11 +47,9 @@ void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 }
 
 /*
- * Under lcep->mutex: must cep's complete Request wait for an older
- * connection?  Only for one from the same host (an order means something
- * only among one client's connections) that has begun its Request or was
- * accepted less than KIWI_ORDER_GRACE ago; *until is when to look again
- * if the only ones in the way are silent.
+ * Under lcep->mutex: must cep's complete Request wait for an older one
+ * from its host that began its Request or is younger than
+ * KIWI_ORDER_GRACE?  *until: when to look again if only silent ones are.
  */
 static bool kiwi_cep_req_blocked(struct kiwi_cep *lcep, struct kiwi_cep *cep,
 				 unsigned long *until)
@@ -84,15 +82,12 @@ static bool kiwi_cep_req_blocked(struct kiwi_cep *lcep, struct kiwi_cep *cep,
  * peer closed, the deadline passed, the listener went, or an older
  * connection left the queue.
  *
- * Connection requests from one host reach the consumer in the order TCP
- * accepted the connections, as from a single-threaded handshake:
- * applications that open several connections to one listener may pair
- * them up by order (perftest -q N does; its credit scheme deadlocks
- * otherwise).  The Requests are read in parallel, so that one slow peer
- * cannot stall the rest: a complete Request waits for the older ones from
- * its host still being read (lcep->children is in accept order), for
- * KIWI_ORDER_WAIT at most, and for a silent one only until its
- * KIWI_ORDER_GRACE has passed (kiwi_cep_req_blocked()).
+ * Requests from one host reach the consumer in accept order: applications
+ * may pair connections up by order (perftest -q N deadlocks otherwise).
+ * Requests are read in parallel, so one slow peer stalls no one: a
+ * complete Request waits for older ones from its host (lcep->children is
+ * in accept order) at most KIWI_ORDER_WAIT, and for a silent one only
+ * KIWI_ORDER_GRACE (kiwi_cep_req_blocked()).
  */
 void kiwi_cep_req_work(struct kiwi_cep *cep)
 {

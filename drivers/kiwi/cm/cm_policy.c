@@ -64,10 +64,9 @@ static struct kiwi_knob {
 };
 
 /*
- * 60 s, as cxgb4's ep_timeout_secs: the initiator's wait for the Reply
- * includes the responder's consumer setting up its side (perftest -a
- * registers 8 MiB before it accepts), which took longer than 10 s on a
- * loaded host.  Silent peers are bounded by the pending caps meanwhile.
+ * 60 s, as cxgb4's ep_timeout_secs: the wait for the Reply includes the
+ * responder's set-up before it accepts.  The pending caps bound silent
+ * peers meanwhile.
  */
 static unsigned int kiwi_connect_timeout_ms = 60000;
 
@@ -307,10 +306,9 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 
 /*
  * The device's liveness settings, on a connection entering RDMA mode: a
- * peer or path that dies shows up as an error on the socket, which fails
- * the QP.  Keepalive probes go every third of the idle time, three of
- * them, so an idle connection is given up about twice the idle time after
- * the peer's last sign of life.
+ * dead peer or path fails the socket, and so the QP.  Three keepalive
+ * probes a third of the idle time apart: an idle connection is given up
+ * about twice the idle time after the peer's last sign of life.
  */
 void kiwi_cep_llp_opts(struct kiwi_cep *cep)
 {
