@@ -48,10 +48,8 @@ void kiwi_core_debugfs(struct dentry *dir);
 void kiwi_core_leaks(void);
 
 /*
- * Per-device counters, shown by `rdma statistic show link <dev>/1` and in
- * /sys/class/infiniband/<dev>/ports/1/hw_counters (device.c names them;
- * Documentation/operability.md says what each counts).  Per CPU, so
- * that the data path pays one unshared add per batch or FPDU.
+ * Per-device counters (`rdma statistic`, hw_counters; device.c names
+ * them, operability.md explains them), per CPU for an unshared add.
  */
 enum kiwi_stat {
 	KIWI_STAT_TX_FPDUS,
@@ -95,10 +93,8 @@ struct kiwi_stats {
 };
 
 /*
- * What an object is charged for (kiwi_charge()): the device's limit of
- * its kind and, for a user object, a cap per context and a cap for all
- * user contexts of the device together, which leaves part of the
- * device's numbers to kernel consumers.
+ * What an object is charged against (kiwi_charge()): the device's limit
+ * and, for a user object, caps per context and for all user contexts.
  */
 enum kiwi_uobj {
 	KIWI_UOBJ_PD,
@@ -112,10 +108,8 @@ enum kiwi_uobj {
 struct kiwi_dev {
 	struct ib_device ibdev;
 	/*
-	 * Not a reference: ib_device_set_netdev() holds one for as long as the
-	 * device is registered, and the netdev notifier unregisters us before
-	 * the netdev goes away.  Prefer kiwi_ib_netdev_get() where a
-	 * reference is needed across sleeping calls.
+	 * Not a reference: ib_core holds one while we are registered, and
+	 * the notifier unregisters us first.  kiwi_ib_netdev_get() gives one.
 	 */
 	struct net_device *netdev;
 
@@ -176,9 +170,8 @@ struct kiwi_pd {
 #define KIWI_RING_CTRL_SIZE	64
 
 /*
- * A ring of fixed-size slots followed by a 64-byte control block; the
- * same layout serves user objects (vmalloc_user, mmapped) and kernel
- * objects, so that the data path has one format to handle.
+ * Fixed-size slots and a 64-byte control block, one layout for user
+ * (mmapped) and kernel objects alike.
  */
 struct kiwi_ring {
 	void *mem;

@@ -12,12 +12,9 @@
 #include "core.h"
 
 /*
- * debugfs kiwi/crc_copy: how payload copies compute their CRC,
- * "onepass" (the crc32 instruction in the same pass as the copy) or
- * "split" (the copy, then the kernel's crc32c()).  One pass wherever the
- * CPU has crc32: the kernel's crc32c() runs the same instruction (fewer
- * streams) in a second pass, while in one pass it issues beside the
- * copy's loads and stores (Documentation/module.md).
+ * debugfs kiwi/crc_copy: "onepass" (crc32 in the copy's pass, issuing
+ * beside its loads and stores) wherever the CPU has crc32, or "split"
+ * (the copy, then crc32c()) (module.md).
  */
 static const char * const kiwi_crc_modes[] = { "onepass", "split" };
 

@@ -70,10 +70,8 @@ struct kiwi_mr {
 	bool registered;		/* FR: a REG_MR ran on it (counted) */
 	/*
 	 * Bumped by every invalidation, re-mapping and registration: what
-	 * the engines admitted (an IRD entry, a Write FPDU, a cursor) keeps
-	 * the generation it was checked at and compares it before each
-	 * piece it places or sends, so that nothing goes through a mapping
-	 * that was invalidated or replaced meanwhile (kiwi_mr_kaddr()).
+	 * the engines admitted keeps the generation it was checked at and
+	 * compares it before each piece (kiwi_mr_kaddr()).
 	 */
 	atomic_t gen;
 	struct page **upages;		/* KIWI_MR_USER: the umem's pages */
