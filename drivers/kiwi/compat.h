@@ -133,8 +133,8 @@ static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
 
 /*
  * A port's netdev with a reference (dev_put() it), or NULL while it
- * unregisters.  6.1 keeps ib_core's accessor private; there kdev->netdev
- * is the one ib_core holds until the device unregisters.
+ * unregisters.  6.1 keeps ib_core's accessor private; there set, the
+ * netdev we gave ib_core, is held by it until the device unregisters.
  */
 #if KIWI_KERNEL_AT_LEAST(6, 12)
 static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,

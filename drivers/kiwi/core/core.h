@@ -47,44 +47,11 @@ void kiwi_doorbell_count(void);
 void kiwi_core_debugfs(struct dentry *dir);
 void kiwi_core_leaks(void);
 
-/*
- * Per-device counters (`rdma statistic`, hw_counters; device.c names
- * them, operability.md explains them), per CPU for an unshared add.
- */
+/* per-device counters (stats.h), per CPU for an unshared add */
 enum kiwi_stat {
-	KIWI_STAT_TX_FPDUS,
-	KIWI_STAT_TX_BYTES,		/* ULP payload of the FPDUs sent */
-	KIWI_STAT_RX_FPDUS,
-	KIWI_STAT_RX_BYTES,		/* ULP payload placed */
-	KIWI_STAT_CRC_ERRORS,
-	KIWI_STAT_TERM_SENT_RDMAP,	/* Terminates by layer (KIWI_LAYER_*) */
-	KIWI_STAT_TERM_SENT_DDP,
-	KIWI_STAT_TERM_SENT_LLP,
-	KIWI_STAT_TERM_RCVD_RDMAP,
-	KIWI_STAT_TERM_RCVD_DDP,
-	KIWI_STAT_TERM_RCVD_LLP,
-	KIWI_STAT_MPA_REQ_SENT,
-	KIWI_STAT_MPA_REQ_RCVD,
-	KIWI_STAT_MPA_REP_SENT,		/* accepting Replies */
-	KIWI_STAT_MPA_REP_RCVD,
-	KIWI_STAT_MPA_REJ_SENT,		/* Replies with R set */
-	KIWI_STAT_MPA_REJ_RCVD,
-	KIWI_STAT_CONNECT_TIMEOUTS,
-	KIWI_STAT_ORDER_WAITS_EXPIRED,	/* a handshake gave up its turn's wait */
-	KIWI_STAT_CONNECT_PORT_FALLBACKS, /* rdma_cm's port taken: TCP chose */
-	KIWI_STAT_DOORBELLS,
-	KIWI_STAT_COMPLETIONS,
-	KIWI_STAT_COMPLETIONS_FLUSHED,
-	KIWI_STAT_RX_DEFERRED,		/* arrivals handed to rx_work */
-	KIWI_STAT_RRESP_DEFERRED,	/* Read Responses sent from another CPU */
-	KIWI_STAT_POSTS_DIRECT,		/* kernel posts sent in the poster's context */
-	KIWI_STAT_FASTREG_WRS,		/* REG_MR WRs executed */
-	KIWI_STAT_FASTREG_REMAPS,	/* ... on an MR registered before */
-	KIWI_STAT_LOCAL_INVS,		/* LOCAL_INV, Read with local invalidate */
-	KIWI_STAT_REMOTE_INVS,		/* Send with Invalidate honoured */
-	KIWI_STAT_FASTREG_PLACED,	/* tagged FPDUs placed into FR MRs */
-	KIWI_STAT_TX_CRC_COPY_BYTES,	/* payload copied with its CRC, one pass */
-	KIWI_STAT_TX_CRC_PASS_BYTES,	/* payload CRC'd in a pass of its own */
+#define KIWI_STAT(e, ...)	e,
+#include "stats.h"
+#undef KIWI_STAT
 	KIWI_STAT_MAX
 };
 
