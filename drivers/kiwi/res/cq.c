@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: completion queues.
- *
- * A CQ is a ring of struct kiwi_cqe owned slot by slot through
- * KIWI_CQE_VALID: the kernel is the only producer; the consumer is the
- * provider (user CQs, ring mapped into the process) or poll_cq (kernel
- * CQs).  The control block after the last slot holds the arming word.
+ * kiwi: completion queues, rings of struct kiwi_cqe owned slot by slot
+ * through KIWI_CQE_VALID.  The kernel produces; the provider (user CQs)
+ * or poll_cq consumes.  The control block holds the arming word.
  */
 #include "res.h"
 #include "core/kiwi_trace.h"

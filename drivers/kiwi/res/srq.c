@@ -140,9 +140,8 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 }
 
 /*
- * The data path takes the next posted RQE (copied once: user SRQs are
- * written by the process) and raises the limit event when the number of
- * posted RQEs drops below the armed limit, which disarms it.  Any context.
+ * The data path takes the next posted RQE (one copy of a user slot); the
+ * armed limit event fires, once, when fewer remain.  Any context.
  */
 int kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *out)
 {

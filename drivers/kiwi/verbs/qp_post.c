@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: posting kernel work requests into the SQ and RQ rings (user
- * QPs write their rings themselves), and their flush while the QP is in
- * ERR.
+ * kiwi: posting kernel work requests into the SQ and RQ rings (user QPs
+ * write theirs), and their flush in ERR.
  */
 
 #include <linux/string.h>
@@ -12,8 +11,7 @@
 #include "core/kiwi_trace.h"
 
 /*
- * Kernel consumers post with ib_sge addresses that are kernel virtual
- * addresses, because the device has no DMA device (ib_uses_virt_dma).
+ * Kernel ib_sge addresses are virtual (no DMA device, ib_uses_virt_dma).
  * Held to the QP's own caps, as RNICs hold them (rnic-compat.md).
  */
 static int kiwi_copy_inline(const struct kiwi_qp *qp, struct kiwi_sqe *sqe,
@@ -215,10 +213,8 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		kiwi_doorbell_count();
 		kiwi_stat_inc(qp->kdev, KIWI_STAT_DOORBELLS);
 		/*
-		 * The common case without qp->lock: in RTS the doorbell only
-		 * starts the engine, which looks at the state under the lock
-		 * itself; the state may change right after the check either
-		 * way.
+		 * Without qp->lock: in RTS the doorbell only starts the
+		 * engine, which checks the state under the lock itself.
 		 */
 		if (READ_ONCE(qp->state) == IB_QPS_RTS) {
 			kiwi_tx_doorbell(qp);
