@@ -112,34 +112,6 @@ static int kiwi_knob_format(enum kiwi_cm_knob k, unsigned int v, char *buf)
 	return scnprintf(buf, PAGE_SIZE, "%s\n", n->name ?: "?");
 }
 
-static int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val)
-{
-	unsigned int v;
-	int rv = kiwi_knob_parse(k, val, &v);
-
-	if (!rv)
-		WRITE_ONCE(kiwi_knobs[k].def, v);
-	return rv;
-}
-
-static int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf)
-{
-	return kiwi_knob_format(k, READ_ONCE(kiwi_knobs[k].def), buf);
-}
-
-static int kiwi_cm_set_timeout(const char *val)
-{
-	unsigned int ms;
-	int rv = kstrtouint(val, 0, &ms);
-
-	if (rv)
-		return rv;
-	if (!ms || ms > KIWI_TIMEOUT_MAX_MS)
-		return -EINVAL;
-	WRITE_ONCE(kiwi_connect_timeout_ms, ms);
-	return 0;
-}
-
 unsigned int kiwi_cm_get_timeout(void)
 {
 	return READ_ONCE(kiwi_connect_timeout_ms);
@@ -153,12 +125,20 @@ const char *kiwi_cm_knob_name(enum kiwi_cm_knob k)
 /* The module parameters: each knob's default, and connect_timeout_ms. */
 static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
 {
-	return kiwi_knob_set_default(((struct kiwi_knob *)kp->arg)->id, val);
+	struct kiwi_knob *kn = kp->arg;
+	unsigned int v;
+	int rv = kiwi_knob_parse(kn->id, val, &v);
+
+	if (!rv)
+		WRITE_ONCE(kn->def, v);
+	return rv;
 }
 
 static int kiwi_param_knob_get(char *buf, const struct kernel_param *kp)
 {
-	return kiwi_knob_get_default(((struct kiwi_knob *)kp->arg)->id, buf);
+	struct kiwi_knob *kn = kp->arg;
+
+	return kiwi_knob_format(kn->id, READ_ONCE(kn->def), buf);
 }
 
 static const struct kernel_param_ops kiwi_param_knob_ops = {
@@ -187,7 +167,15 @@ KIWI_KNOB_PARAM(tcp_keepalive_s, KIWI_TCP_KEEPALIVE,
 static int kiwi_param_timeout_set(const char *val,
 				  const struct kernel_param *kp)
 {
-	return kiwi_cm_set_timeout(val);
+	unsigned int ms;
+	int rv = kstrtouint(val, 0, &ms);
+
+	if (rv)
+		return rv;
+	if (!ms || ms > KIWI_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	WRITE_ONCE(kiwi_connect_timeout_ms, ms);
+	return 0;
 }
 
 static int kiwi_param_timeout_get(char *buf, const struct kernel_param *kp)
@@ -206,19 +194,13 @@ MODULE_PARM_DESC(connect_timeout_ms,
 
 /* ---- devices ---- */
 
-static struct kiwi_cm_dev *kiwi_cm_dev_find(struct kiwi_dev *kdev)
-{
-	lockdep_assert_held(&kiwi_cm_devs_mutex);
-	return kdev->cm;
-}
-
 /* Valid while the device is registered: dev_del runs at dealloc. */
 struct kiwi_cm_dev *kiwi_cm_dev_get(struct kiwi_dev *kdev)
 {
 	struct kiwi_cm_dev *cdev;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev;
 }
@@ -230,7 +212,7 @@ ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
 	ssize_t rv = -ENODEV;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	if (cdev)
 		rv = kiwi_knob_format(k, READ_ONCE(cdev->knobs.v[k]), buf);
 	mutex_unlock(&kiwi_cm_devs_mutex);
@@ -248,7 +230,7 @@ ssize_t kiwi_cm_knob_store(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
 	if (rv)
 		return rv;
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	if (cdev)
 		WRITE_ONCE(cdev->knobs.v[k], v);
 	mutex_unlock(&kiwi_cm_devs_mutex);
@@ -265,7 +247,7 @@ unsigned int kiwi_cm_knob_get(struct kiwi_dev *kdev, enum kiwi_cm_knob k)
 	unsigned int v;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	v = cdev ? READ_ONCE(cdev->knobs.v[k]) : READ_ONCE(kiwi_knobs[k].def);
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return v;
@@ -296,7 +278,7 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 	struct kiwi_cm_dev *cdev;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	kdev->cm = NULL;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev;
