@@ -23,10 +23,7 @@
 #error "kiwi needs CONFIG_INFINIBAND_VIRT_DMA and CONFIG_INFINIBAND_USER_MEM"
 #endif
 
-/*
- * The data path reaches pinned user pages through page_address()
- * (mem.c, kiwi_mr_kaddr()), which needs every page in the direct map.
- */
+/* The data path needs pinned user pages in the direct map. */
 #if IS_ENABLED(CONFIG_HIGHMEM) || !IS_ENABLED(CONFIG_64BIT)
 #error "kiwi supports 64-bit kernels without highmem only"
 #endif

@@ -82,10 +82,7 @@ void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn);
 int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 		      struct socket *sock,
 		      const struct kiwi_conn_params *params);
-/*
- * Give the stream back: stop and wait for the engines, restore the
- * callbacks, ERR and flush.  Then the engines never touch sock or cep.
- */
+/* Give the stream back: stop the engines, restore sock, ERR, flush. */
 void kiwi_qp_llp_stop(struct kiwi_qp *qp);
 
 #endif /* KIWI_CONN_H */

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: the ib_device operations table, device and port queries, user
- * contexts and the mapping of rings into user space.
- */
+/* kiwi: the ib_device operations, queries and user contexts. */
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
@@ -166,10 +163,7 @@ static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 		WARN_ON(atomic_read(&uctx->nobj[t]));
 }
 
-/*
- * Per-device connection knobs: one sysfs file per knob, named at load
- * from the knobs' table (cm_policy.c parses and stores).
- */
+/* Per-device knob files, named at load (cm_policy.c parses them). */
 static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX];
 
 static ssize_t kiwi_knob_show(struct device *dev,
@@ -191,10 +185,7 @@ static ssize_t kiwi_knob_store(struct device *dev,
 	return kiwi_cm_knob_store(kdev, attr - kiwi_knob_attrs, buf, count);
 }
 
-/*
- * iw_cm reads iw_driver_flags at each listen and connect, so a change
- * applies from the next one on; ports already mapped stay as they are.
- */
+/* read by iw_cm per listen and connect: mapped ports stay as they are */
 static ssize_t port_map_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
@@ -254,10 +245,7 @@ static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
 #undef KIWI_STAT
 };
 
-/*
- * One set for the one port; the device-wide set (port 0) would show the
- * same numbers again.  The core frees it at unregistration.
- */
+/* One set for the one port; the core frees it at unregistration. */
 static struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 						      u32 port)
 {

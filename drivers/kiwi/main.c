@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: module entry points, the "kiwi" rdma link type and the netdev
- * notifier that keeps each device's port in step with its netdev.
- */
+/* kiwi: module entry points, the rdma link type, the netdev notifier. */
 #include <linux/debugfs.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
@@ -26,10 +23,7 @@ MODULE_PARM_DESC(port_map,
 
 static struct dentry *kiwi_debugfs;
 
-/*
- * Serialises the "one kiwi device per netdev" check with the registration
- * that follows it; rdma_link_ops.newlink runs under a shared lock only.
- */
+/* One device per netdev: newlink itself runs under a shared lock only. */
 static DEFINE_MUTEX(kiwi_link_mutex);
 
 static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
@@ -74,10 +68,7 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 		sizeof(ibdev->node_desc));
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
-	/*
-	 * POST_SEND and POST_RECV with no work requests are the provider's
-	 * doorbells: the SQ's, and the RQ's once a QP in ERR was flushed.
-	 */
+	/* empty POST_SEND and POST_RECV are the provider's doorbells */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	memcpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));

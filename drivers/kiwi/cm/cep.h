@@ -33,10 +33,7 @@ enum kiwi_cep_state {
 
 /* how long a Request waits for older ones from its host (req_work) */
 #define KIWI_ORDER_WAIT		HZ
-/*
- * How long a silent new connection holds younger ones from its host: a
- * burst's connections send their Requests at once.
- */
+/* how long a silent new connection holds younger ones from its host */
 #define KIWI_ORDER_GRACE	(HZ / 5)
 
 /* handshake frame status (cep->hs_status) besides a negative errno */
@@ -53,10 +50,7 @@ struct kiwi_cm_dev {
 	atomic64_t conn_seq;		/* initiators' connects, in call order */
 };
 
-/*
- * What only the MPA exchange needs (the frames parsed and sent), apart
- * so that an established connection's cep stays small.
- */
+/* what only the MPA exchange needs, apart to keep a live cep small */
 struct kiwi_cep_hs {
 	struct kiwi_mpa_parser parser;
 	u8 buf[KIWI_CEP_BUF];
@@ -84,10 +78,7 @@ struct kiwi_cep {
 	bool order_late;		/* a wait for its turn ran out */
 	bool syn_wait;			/* initiator: its SYN waits for its turn */
 	int hs_err;			/* initiator: the SYN could not go */
-	/*
-	 * KIWI_HS_*, or a negative errno: written by the callbacks under
-	 * the socket lock (release), read by the handshake work (acquire)
-	 */
+	/* KIWI_HS_* or -errno: callbacks release, handshake work acquires */
 	int hs_status;
 	unsigned long order_end;	/* jiffies: end of the wait for turn */
 	unsigned long born;		/* jiffies: passive, accepted */

@@ -69,10 +69,7 @@ static void kiwi_cep_release(struct kref *ref)
 	struct kiwi_cm_dev *cdev = cep->cdev;
 	unsigned long flags;
 
-	/*
-	 * Every path to CLOSED releases the socket and the references in
-	 * process context first; nothing is left for a put from softirq.
-	 */
+	/* every way to CLOSED releases all in process context, not softirq */
 	if (cep->sock) {
 		kiwi_cep_hs_detach(cep);
 		sock_release(cep->sock);
@@ -107,10 +104,7 @@ static void kiwi_cep_hs_work(struct work_struct *work);
 static void kiwi_cep_event_work(struct work_struct *work);
 static void kiwi_cep_close_timeout(struct work_struct *work);
 
-/*
- * hs: the handshake's step, kiwi_cep_conn_work() or kiwi_cep_req_work(),
- * for a cep that exchanges MPA frames; NULL for a listener.
- */
+/* hs: the handshake's step (conn_work, req_work); NULL: a listener */
 struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev,
 				void (*hs)(struct kiwi_cep *cep))
 {
@@ -211,10 +205,7 @@ void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort)
 	cep->sock = NULL;
 }
 
-/*
- * A TCP socket in the netdev's namespace.  Not a kernel socket: ours may
- * outlive every process in the namespace, so it holds a reference.
- */
+/* A user-like TCP socket in the netdev's netns: it may outlive its users. */
 int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
 		     struct socket **sock)
 {
@@ -228,10 +219,7 @@ int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
 	return 0;
 }
 
-/*
- * The consumer's TOS (rdma_set_option) in the IP header, as RNICs put it;
- * a listener passes it on to its SYN-ACKs and accepted connections.
- */
+/* The consumer's TOS, as RNICs set it; listeners pass it on. */
 static void kiwi_sock_tos(struct socket *sock, u8 tos)
 {
 	int tclass = tos & ~INET_ECN_MASK;
@@ -249,10 +237,7 @@ void kiwi_sock_set_tos(struct socket *sock, const struct iw_cm_id *id)
 		kiwi_sock_tos(sock, id->tos);
 }
 
-/*
- * An accepted connection takes the larger of its listener's TOS and the
- * initiator's (the handshake's last ACK), as irdma does.
- */
+/* Accepted: the larger of listener's and initiator's TOS, as irdma. */
 void kiwi_sock_reflect_tos(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -320,10 +305,7 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 	return id->event_handler(id, &ev);
 }
 
-/*
- * Under cep->mutex, ESTABLISHED or CLOSING: take the stream back from the
- * engines, close the socket, tell iw_cm and drop its references.
- */
+/* Under cep->mutex, ESTABLISHED or CLOSING: stop, close, tell iw_cm. */
 static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 {
 	kiwi_qp_llp_stop(cep->qp);

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management, active side: iw_connect, the TCP connect,
- * the MPA Request in the order the consumer connected, and the Reply.
- */
+/* kiwi CM, active side: iw_connect, TCP connect, MPA Request, Reply. */
 
 #include <linux/tcp.h>
 #include <net/sock.h>

@@ -165,10 +165,7 @@ static bool kiwi_cep_admit(struct kiwi_cep *lcep, struct kiwi_cep *cep)
 	return true;
 }
 
-/*
- * A new connection on a listening socket: its Request is read by the
- * socket's callbacks, its timeout is the handshake work's delay.
- */
+/* A new connection on a listening socket, read by its callbacks. */
 static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 {
 	struct sock *sk = ns->sk;
@@ -217,10 +214,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	mutex_unlock(&lcep->mutex);
 
 	kiwi_cep_hs_attach(cep, false);
-	/*
-	 * What arrived before the callbacks were ours (often the whole
-	 * Request) is read now; a close before then is seen in sk_state.
-	 */
+	/* read what came before the callbacks; an early close is in sk_state */
 	lock_sock(sk);
 	kiwi_cep_hs_read(cep, sk);
 	release_sock(sk);

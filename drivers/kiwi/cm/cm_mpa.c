@@ -58,10 +58,7 @@ int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 
 /* ---- counters and trace events of the MPA exchange ---- */
 
-/*
- * Under cep->mutex: the frame in cep->hs->buf went (a Request or a Reply),
- * for the QP numbered qpn (0: none yet).
- */
+/* Under cep->mutex: the frame in hs->buf went, for QP qpn (0: none). */
 void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
 {
 	const struct kiwi_mpa_rr *rr = (const struct kiwi_mpa_rr *)cep->hs->buf;
@@ -114,10 +111,7 @@ void kiwi_cep_hs_kick(struct kiwi_cep *cep)
 		kiwi_cep_put(cep);	/* it was queued, with its own */
 }
 
-/*
- * Run the handshake work at when (its timer), unless queued already: then
- * by a kick, which comes first anyway.
- */
+/* Run the handshake work at when, unless queued (a kick, sooner). */
 void kiwi_cep_hs_arm(struct kiwi_cep *cep, unsigned long when)
 {
 	long delay = (long)(when - jiffies);
@@ -150,10 +144,7 @@ static int kiwi_cep_hs_actor(read_descriptor_t *rd, struct sk_buff *skb,
 			rv = -EPROTO;	/* cannot happen: parser contract */
 	}
 	if (rv) {
-		/*
-		 * The frame is complete or broken: leave the rest unread.
-		 * Pairs with the acquire in kiwi_cep_hs_status().
-		 */
+		/* complete or broken: rest unread (acquired in hs_status) */
 		smp_store_release(&cep->hs_status,
 				  rv > 0 ? KIWI_HS_COMPLETE : rv);
 		rd->count = 0;

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management, passive side: a connection a listener
- * accepted (cm_listen.c) from its MPA Request to iw_accept or iw_reject.
- */
+/* kiwi CM, passive side: an accepted connection's Request to reply. */
 
 #include <net/sock.h>
 
@@ -26,10 +23,7 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 	kiwi_cep_finish(cep);
 }
 
-/*
- * Under lcep->mutex: cep's Request is no longer awaited (once: an evicted
- * one left the list when the listener made room).
- */
+/* Under lcep->mutex: cep's Request is no longer awaited (once). */
 void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 {
 	struct kiwi_cep *c;
@@ -238,10 +232,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = -ECONNRESET;
 	if (!cep->sock)		/* too late: the timer reset it */
 		goto fail;
-	/*
-	 * From here on a failure closes the connection: iw_cm goes back to
-	 * idle and never asks us again about this endpoint.
-	 */
+	/* from here a failure closes: iw_cm goes idle, never asks again */
 	rv = -EINVAL;
 	qp = kiwi_accept_qp(cep, id, param);
 	if (!qp)

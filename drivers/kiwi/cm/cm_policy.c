@@ -237,10 +237,7 @@ ssize_t kiwi_cm_knob_store(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
 	return cdev ? count : -ENODEV;
 }
 
-/*
- * For the verbs (a QP's settings when it is created): the device's value,
- * or the default if its record is gone (a removal racing the verb).
- */
+/* The device's value, or the default once its record is gone. */
 unsigned int kiwi_cm_knob_get(struct kiwi_dev *kdev, enum kiwi_cm_knob k)
 {
 	struct kiwi_cm_dev *cdev;

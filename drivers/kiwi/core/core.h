@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi's lowest floor above proto/: the device, object accounting,
- * per-device counters, rings and the udata helpers every verb uses.
- */
+/* kiwi's floor above proto/: device, accounting, counters, rings, udata. */
 #ifndef KIWI_CORE_H
 #define KIWI_CORE_H
 
@@ -59,10 +56,7 @@ struct kiwi_stats {
 	u64 v[KIWI_STAT_MAX];
 };
 
-/*
- * What an object is charged against (kiwi_charge()): the device's limit
- * and, for a user object, caps per context and for all user contexts.
- */
+/* What objects are charged against (device limit, user caps). */
 enum kiwi_uobj {
 	KIWI_UOBJ_PD,
 	KIWI_UOBJ_CQ,
@@ -74,10 +68,7 @@ enum kiwi_uobj {
 
 struct kiwi_dev {
 	struct ib_device ibdev;
-	/*
-	 * Not a reference: ib_core holds one while we are registered, and
-	 * the notifier unregisters us first.  kiwi_ib_netdev_get() gives one.
-	 */
+	/* not a reference: ib_core's lasts until the notifier unregisters us */
 	struct net_device *netdev;
 
 	spinlock_t lock;		/* state, mac */
@@ -89,10 +80,7 @@ struct kiwi_dev {
 	struct xarray mr_xa;		/* STag index -> kiwi_mr */
 	u32 mr_next;			/* cyclic STag index allocation */
 
-	/*
-	 * Objects against the KIWI_MAX_* limits (kiwi_charge()); QPs and
-	 * MRs are limited by their numbers' allocation instead.
-	 */
+	/* against KIWI_MAX_*; QPs and MRs are bounded by their numbers */
 	atomic_t nobj[KIWI_UOBJ_MAX];
 	atomic_t cq_ids;		/* cq_id handed to the provider */
 	atomic_t nuser[KIWI_UOBJ_MAX];	/* objects of all user contexts */
@@ -136,10 +124,7 @@ struct kiwi_pd {
 /* Every ring ends with one control block of this size (kiwi-abi.h). */
 #define KIWI_RING_CTRL_SIZE	64
 
-/*
- * Fixed-size slots and a 64-byte control block, one layout for user
- * (mmapped) and kernel objects alike.
- */
+/* Slots and a 64-byte control block, for user and kernel objects. */
 struct kiwi_ring {
 	void *mem;
 	u32 num;			/* slots, a power of two */

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: which CRC path payload copies take (proto/crc.c), chosen at load
- * from the CPU's features and switched in debugfs for comparisons.
- */
+/* kiwi: which CRC path payload copies take (proto/crc.c), in debugfs. */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: object counts and doorbells in debugfs, the charges of user
- * contexts' objects, the udata helpers, and the trace points.
- */
+/* kiwi: object counts and doorbells in debugfs, charges, udata, traces. */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <rdma/restrack.h>

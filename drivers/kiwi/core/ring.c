@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi rings: slot arrays allocated by the kernel, mapped into the
- * process for user objects (kiwi_mmap()), used in place for kernel ones.
- */
+/* kiwi rings: slot arrays, mapped into the process for user objects. */
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>

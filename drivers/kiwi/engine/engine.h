@@ -202,10 +202,7 @@ struct kiwi_txs {
 	bool ord_wait;			/* the next SQE waits for Reads */
 	struct kiwi_cur rr;		/* Read Response source */
 	u8 *fbuf;			/* fsize bytes, apart: a smaller txs */
-	/*
-	 * rx.c's parser and Receive being filled (qp->rx, qp->rxs): here, with
-	 * the connection, to keep idle QPs small
-	 */
+	/* rx.c's parser and Receive (qp->rx, qp->rxs), per connection */
 	struct kiwi_rx rx;
 	struct kiwi_rx_send rxs;
 };
@@ -252,7 +249,7 @@ struct kiwi_qp {
 	bool user;
 	bool sig_all;
 	bool rnic_strict;		/* the device's rnic_strict at creation */
-	/* caps as created, enforced on every WQE as RNICs do (rnic-compat.md) */
+	/* caps as created, enforced on every WQE, as RNICs do (rnic-compat) */
 	u8 max_send_sge;
 	u8 max_recv_sge;		/* 0 with an SRQ */
 	u8 max_inline;

@@ -270,10 +270,7 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/*
- * The engines found the connection broken (any context): ERR.  WRs are
- * flushed, oldest first, when the CM stops the engines.
- */
+/* The engines found the connection broken (any context): ERR. */
 void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 {
 	unsigned long flags;
@@ -384,10 +381,7 @@ static void kiwi_flush_tx_wr(struct kiwi_qp *qp, struct kiwi_txs *txs,
 	}
 }
 
-/*
- * The receive side: the Receive being filled, the RQ ring, the Read
- * Requests we were answering, the FPDU being placed.
- */
+/* The receive side: the Receive, the RQ, IRD, the FPDU in progress. */
 static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 {
 	u8 rst = IB_WC_WR_FLUSH_ERR;
@@ -622,10 +616,7 @@ void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/*
- * A new stream's engine state, before KIWI_EF_ON (under lock): its txs,
- * the receive parser, the ORD and IRD indices and the engines' flags.
- */
+/* A new stream's engine state, before KIWI_EF_ON (under lock). */
 static void kiwi_qp_llp_reset(struct kiwi_qp *qp, struct kiwi_txs *txs,
 			      const struct kiwi_conn_params *params)
 {

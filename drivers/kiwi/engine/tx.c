@@ -627,10 +627,7 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 	return kiwi_fpdu_add(txs, &h, &none, 0);
 }
 
-/*
- * Fill the batch: RTR first, then Read Responses before SQ work, one
- * FPDU at a time.  Returns FPDUs added or -errno (local failure).
- */
+/* Fill the batch, RTR, Read Responses, then SQ work: FPDUs or -errno. */
 static int kiwi_batch_fill(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -888,10 +885,7 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 		kiwi_tx_post_kick(qp);
 		return;
 	}
-	/*
-	 * A completion handler called while this task owns the socket must
-	 * not wait for it (qp->sock is stable under tx_mutex)
-	 */
+	/* a completion handler in this task must not wait for the socket */
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    sock_owned_by_user_nocheck(qp->sock->sk)) {
 		mutex_unlock(&qp->tx_mutex);

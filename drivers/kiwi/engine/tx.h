@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi transmit engine, private to tx.c (taking SQ work, Read Responses,
- * the run loop) and tx_batch.c (the payload cursor and the batch).
- */
+/* kiwi transmit engine, private to tx.c and tx_batch.c. */
 #ifndef KIWI_TX_H
 #define KIWI_TX_H
 

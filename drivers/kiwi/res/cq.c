@@ -80,10 +80,7 @@ static void kiwi_cq_overflow(struct kiwi_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
-/*
- * Add one completion.  Returns -ENOSPC, and raises IB_EVENT_CQ_ERR, when
- * the consumer has not freed the next slot: the CQ overflowed.
- */
+/* Add one completion; -ENOSPC and IB_EVENT_CQ_ERR on overflow. */
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 {
 	struct kiwi_cq_ctrl *ctrl = kiwi_ring_ctrl(&cq->ring);
@@ -135,10 +132,7 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 
 	if (!event || !cq->ibcq.comp_handler)
 		return 0;
-	/*
-	 * Handlers raise softirqs (irq_poll for IB_POLL_SOFTIRQ CQs): from
-	 * a task, run them at bh enable here rather than wake ksoftirqd.
-	 */
+	/* run irq_poll's softirq at bh enable rather than wake ksoftirqd */
 	if (in_task() && !irqs_disabled()) {
 		local_bh_disable();
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);

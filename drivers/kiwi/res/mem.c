@@ -144,10 +144,7 @@ void kiwi_mr_put(struct kiwi_mr *mr)
 	kref_put(&mr->ref, kiwi_mr_release);
 }
 
-/*
- * Reserve an STag index now and publish the MR with kiwi_mr_publish()
- * once it is complete, so that a lookup never sees half an MR.
- */
+/* Reserve an STag index; publish once complete: lookups see no half MR. */
 static struct kiwi_mr *kiwi_mr_new(struct kiwi_dev *kdev,
 				   enum kiwi_mr_type type, int access)
 {
@@ -191,10 +188,7 @@ static void kiwi_mr_abort(struct kiwi_mr *mr)
 	kfree(mr);
 }
 
-/*
- * The data path places into and sends from user MRs by page: an array
- * indexed by (TO - iova) turns a tagged offset into a page in O(1).
- */
+/* User MR pages by index from (TO - iova): O(1) lookup. */
 static int kiwi_mr_user_pages(struct kiwi_mr *mr)
 {
 	struct ib_umem *umem = mr->umem;

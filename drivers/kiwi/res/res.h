@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi resources: protection domains, memory regions (STags), CQs, SRQs
- * and the receive WQE helper both receive queues share.
- */
+/* kiwi resources: PDs, MRs (STags), CQs, SRQs and the RQE helper. */
 #ifndef KIWI_RES_H
 #define KIWI_RES_H
 

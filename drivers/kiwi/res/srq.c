@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: shared receive queues, a ring of struct kiwi_rqe like a QP's RQ.
- */
+/* kiwi: shared receive queues, a ring of struct kiwi_rqe like a QP's RQ. */
 #include "res.h"
 
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,

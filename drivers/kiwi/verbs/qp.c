@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: queue pairs as objects: references, lookup by number, the
- * create, query and destroy verbs and the resource dump.
- */
+/* kiwi: QP objects: lookup, create, query, destroy, resource dump. */
 
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -14,10 +11,7 @@
 #include "verbs.h"
 #include "core/kiwi_trace.h"
 
-/*
- * iw_cm calls iw_add_ref only right after iw_get_qp, under one of its
- * spinlocks: kiwi_get_qp() has taken the reference already.
- */
+/* iw_add_ref follows iw_get_qp, which took the reference already. */
 void kiwi_qp_add_ref(struct ib_qp *ibqp)
 {
 }
@@ -111,10 +105,7 @@ static void kiwi_qp_rings_free(struct kiwi_qp *qp, u32 nrq)
 	kiwi_ring_free(&qp->sq);
 }
 
-/*
- * Reserve the number, cyclically so that a stale one does not name a new
- * QP at once; the QP is published once complete.
- */
+/* Reserve the number, cyclically: a stale one names no new QP soon. */
 static int kiwi_qp_num_reserve(struct kiwi_dev *kdev, u32 *id)
 {
 	int rv;
@@ -268,10 +259,7 @@ out:
 	return rv;
 }
 
-/*
- * `rdma res show qp -dd`: the engines' state, to find out why a QP
- * stopped moving.  The values are racy snapshots.
- */
+/* `rdma res show qp -dd`: racy snapshots of the engines' state. */
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: posting kernel work requests into the SQ and RQ rings (user QPs
- * write theirs), and their flush in ERR.
- */
+/* kiwi: kernel work requests into the rings, and their flush in ERR. */
 
 #include <linux/string.h>
 
@@ -212,10 +209,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->user) {
 		kiwi_doorbell_count();
 		kiwi_stat_inc(qp->kdev, KIWI_STAT_DOORBELLS);
-		/*
-		 * Without qp->lock: in RTS the doorbell only starts the
-		 * engine, which checks the state under the lock itself.
-		 */
+		/* lockless: in RTS the doorbell only starts the engine */
 		if (READ_ONCE(qp->state) == IB_QPS_RTS) {
 			kiwi_tx_doorbell(qp);
 			return 0;
@@ -237,10 +231,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 		goto out;
 	}
-	/*
-	 * iWARP verbs allow posting in Idle (INIT): the WRs wait in the SQ
-	 * until the connection brings the QP to RTS.
-	 */
+	/* posting in Idle (INIT) is allowed: WRs wait for RTS */
 	if (qp->user) {
 		/* in RTS the doorbell starts the SQ engine */
 		kick = qp->state == IB_QPS_RTS;
