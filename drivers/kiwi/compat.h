@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * kiwi: the one place that knows about kernel versions.  kiwi builds out
- * of tree against distribution kernels from 6.1 (Debian 12) to 6.12
- * (Debian 13); everything that differs between them is hidden here.
+ * kiwi: the one place that knows about kernel versions, from 6.1 (Debian 12) to
+ * 6.12 (Debian 13).
  */
 #ifndef KIWI_COMPAT_H
 #define KIWI_COMPAT_H
@@ -14,9 +13,8 @@
 #include <rdma/ib_verbs.h>
 
 /*
- * Kernel consumers give a device without a DMA device kernel virtual
- * addresses (ib_uses_virt_dma()), and user MRs pin memory with ib_umem;
- * without either kiwi would build and then fail at run time.
+ * Kernel consumers give a device without a DMA device virtual addresses, and
+ * user MRs pin memory with ib_umem: required, or kiwi fails at run time.
  */
 #if !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA) || \
 	!IS_ENABLED(CONFIG_INFINIBAND_USER_MEM)
@@ -34,9 +32,8 @@
 	 (maj) * 256 + (min))
 
 /*
- * Since 6.11 ib_device_ops.create_cq receives the whole uverbs attribute
- * bundle instead of the driver udata; both are NULL for kernel CQs.
- * kiwi_create_cq() takes a "struct kiwi_cq_udata_arg *".
+ * Since 6.11 create_cq receives the uverbs attribute bundle, not the udata
+ * (NULL for kernel CQs); kiwi_create_cq() takes a kiwi_cq_udata_arg.
  */
 #if KIWI_KERNEL_AT_LEAST(6, 11)
 #include <rdma/uverbs_ioctl.h>
@@ -114,9 +111,8 @@ static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
 #endif
 
 /*
- * A ubuf_info's release callback: a function pointer in it up to 6.9,
- * an ops structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines o, which
- * kiwi_ubuf_init(u, o) points u at: the ops, or the function itself.
+ * A ubuf_info's release callback: a function pointer up to 6.9, an ops
+ * structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines o for kiwi_ubuf_init().
  */
 #if KIWI_KERNEL_AT_LEAST(6, 10)
 #define KIWI_UBUF_OPS(o, fn)						\

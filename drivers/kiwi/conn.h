@@ -75,9 +75,8 @@ struct kiwi_qp *kiwi_qp_claim(struct kiwi_dev *kdev, u32 qpn,
 void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn);
 
 /*
- * The MPA exchange is done, nothing beyond its frame read from sock: take
- * over the stream (sk callbacks, RTS, the p2p RTR sent first or awaited).
- * Process context.  On error the QP is unchanged and the CM closes sock.
+ * The MPA exchange is done, nothing beyond its frame read: take over the stream
+ * (callbacks, RTS, p2p RTR).  Process context; on error the QP is unchanged.
  */
 int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 		      struct socket *sock,

@@ -269,9 +269,8 @@ static inline int kiwi_cep_hs_status(struct kiwi_cep *cep)
 }
 
 /*
- * With port_map, iwpmd holds the port it picked for us with a bound,
- * never listening socket of its own: ours must share it.  An unmapped
- * port keeps the ordinary conflict checks.
+ * With port_map, iwpmd holds our picked port with a bound socket of its own:
+ * ours must share it.  Unmapped ports keep the usual conflict checks.
  */
 static inline __be16 kiwi_ss_port(const struct sockaddr_storage *a)
 {

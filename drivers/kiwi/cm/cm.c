@@ -451,9 +451,9 @@ static void kiwi_cep_close_timeout(struct work_struct *work)
 	if (cep->state == KIWI_CEP_CLOSING)
 		kiwi_cep_close_conn(cep, true);
 	/*
-	 * Neither accepted nor rejected in time (or dropped with its
-	 * listener): the initiator gave up too.  Reset; the cep stays for a
-	 * late accept or reject (which fail) or for device removal.
+	 * Neither accepted nor rejected in time: the initiator gave up too.
+	 * Reset; the cep stays for a late accept or reject (which fail) or
+	 * removal.
 	 */
 	if (cep->state == KIWI_CEP_REQ_RCVD)
 		kiwi_cep_release_sock(cep, true);
@@ -487,9 +487,8 @@ static const char * const kiwi_cep_state_names[] = {
 };
 
 /*
- * `rdma res show cm_id -dd`: the endpoint serving an rdma_cm id (none for
- * a Request not yet accepted).  cdev->lock keeps endpoints allocated;
- * fields are snapshots, no pointer is followed.
+ * `rdma res show cm_id -dd`: the endpoint serving an rdma_cm id. cdev->lock
+ * keeps endpoints allocated; fields are snapshots.
  */
 int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 {
@@ -589,9 +588,8 @@ static bool kiwi_cm_dev_empty(struct kiwi_cm_dev *cdev)
 }
 
 /*
- * ib_core's dealloc_driver: its clients (rdma_cm, uverbs, ULPs) have
- * destroyed their cm_ids and QPs.  Close what is left (handshakes in
- * flight, requests iw_cm dropped, closes under way) and wait for it.
+ * ib_core's dealloc_driver: its clients destroyed their cm_ids and QPs.  Close
+ * what is left (handshakes, dropped requests, closes) and wait.
  */
 void kiwi_cm_dev_del(struct kiwi_dev *kdev)
 {

@@ -38,9 +38,8 @@ static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 }
 
 /*
- * Our Request went (or never will): younger ones to the peer may go,
- * kicked and put after cdev->lock, which a last put's kiwi_cep_release()
- * takes.  A cep on another caller's kick list is that caller's to kick.
+ * Our Request went (or never will): younger ones to the peer may go, kicked and
+ * put after cdev->lock, which a last put's kiwi_cep_release() takes.
  */
 static void kiwi_cep_req_done(struct kiwi_cep *cep)
 {
@@ -204,8 +203,7 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 }
 
 /*
- * The connect's outcome to the consumer (rv 0: established, pd the
- * Reply's private data; else the error, pd a rejecting Reply's, if any);
+ * The connect's outcome to the consumer (pd: the Reply's private data, if any);
  * a failed connection lets its socket go.
  */
 static void kiwi_cep_conn_done(struct kiwi_cep *cep, int rv, const u8 *pd,
@@ -265,9 +263,8 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		}
 	}
 	/*
-	 * Only now, with the Reply in (or none to come), may the next
-	 * Request to this peer go: a listener that reads Requests in
-	 * parallel (siw) could otherwise deliver two in either order.
+	 * Only now may the next Request to this peer go: a listener that reads
+	 * Requests in parallel (siw) could deliver two in either order.
 	 */
 	kiwi_cep_req_done(cep);
 	if (!rv && cep->dead)

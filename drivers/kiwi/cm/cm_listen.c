@@ -37,9 +37,8 @@ static DEFINE_SPINLOCK(kiwi_wild_lock);
 static void (*kiwi_tcp_data_ready)(struct sock *sk);
 
 /*
- * Connections a listener accepted whose MPA Request is not delivered yet
- * (0: no limit), all together and from one remote address: a peer that
- * opens connections and sends nothing holds each for connect_timeout_ms.
+ * Accepted connections whose Request is not delivered yet (0: no limit), in all
+ * and per source: a silent peer holds each for connect_timeout_ms.
  */
 static unsigned int kiwi_pending_listener = 1024;
 module_param_named(pending_per_listener, kiwi_pending_listener, uint, 0644);
@@ -66,9 +65,8 @@ static __be16 kiwi_addr_port(const struct sockaddr_storage *a)
 }
 
 /*
- * What the caps count by: one IPv4 address, or one IPv6 /64 (a host picks
- * addresses in its /64 at will, RFC 8981).  IPv4 keys lie in ff00::/8,
- * multicast, never a TCP peer's.
+ * What the caps count by: an IPv4 address or an IPv6 /64 (RFC 8981 hosts pick
+ * in it at will).  IPv4 keys lie in ff00::/8, never a TCP peer's.
  */
 static u64 kiwi_source_key(const struct sockaddr_storage *a)
 {
@@ -93,9 +91,8 @@ static int kiwi_key_cmp(const void *a, const void *b)
 }
 
 /*
- * Under lcep->mutex, the listener full: the oldest pending connection of
- * the source with the most, if it has more than the newcomer's (mine):
- * each source keeps at least the cap over the number of sources.
+ * Under lcep->mutex, listener full: the oldest pending connection of the source
+ * with the most, if more than the newcomer's (which has mine).
  */
 static struct kiwi_cep *kiwi_cep_victim(struct kiwi_cep *lcep,
 					unsigned int n, unsigned int mine)

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi connection management: the MPA exchange on the socket.  The frame
- * awaited is parsed by the socket's callbacks as it arrives; ours go out
- * without waiting.  What they mean is cm_active.c's and cm_passive.c's.
+ * kiwi connection management: the MPA exchange on the socket, the awaited frame
+ * parsed by the socket's callbacks as it arrives.
  */
 
 #include <linux/tcp.h>
@@ -39,9 +38,8 @@ int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len)
 }
 
 /*
- * All of a frame at once, without waiting: for the handshake's own frames
- * (Request, refusing Reply, Terminate), which go out first or right after
- * the Request, into a send buffer far larger than they are.
+ * All of a frame at once, without waiting: the handshake's own frames are small
+ * and go first, into a far larger send buffer.
  */
 int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 		      size_t len)
@@ -226,9 +224,8 @@ void kiwi_cep_hs_detach(struct kiwi_cep *cep)
 }
 
 /*
- * Under cep->mutex: KIWI_HS_COMPLETE, a negative errno, or KIWI_HS_READING
- * (the callbacks stay).  At the deadline, the peer's close or stop, the
- * callbacks go and the socket is read one last time.
+ * Under cep->mutex: KIWI_HS_COMPLETE, -errno or KIWI_HS_READING. At the
+ * deadline, close or stop, the callbacks go and the socket is read once more.
  */
 int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop)
 {

@@ -41,9 +41,8 @@ void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 }
 
 /*
- * Under lcep->mutex: must cep's complete Request wait for an older one
- * from its host that began its Request or is younger than
- * KIWI_ORDER_GRACE?  *until: when to look again if only silent ones are.
+ * Under lcep->mutex: must cep's complete Request wait for an older one from its
+ * host that began its Request or is younger than KIWI_ORDER_GRACE?
  */
 static bool kiwi_cep_req_blocked(struct kiwi_cep *lcep, struct kiwi_cep *cep,
 				 unsigned long *until)
@@ -126,9 +125,8 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 		kiwi_cep_frame_rcvd(cep);
 	if (gone || st < 0) {
 		/*
-		 * Listener or device gone, timeout, EOF, or no valid Request
-		 * (bad key, private data too long): RFC 5044 has no Reply
-		 * for those, just the close.
+		 * Listener or device gone, timeout, EOF or no valid Request:
+		 * RFC 5044 has no Reply for those, just the close.
 		 */
 		if (st == -ETIMEDOUT) {
 			atomic64_inc(&kiwi_cm_req_timeouts);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi connection management: the MPA and liveness policy (per-device
- * sysfs files, most with a module parameter as default), the connect
- * timeout, and the per-device records that hold them.
+ * kiwi connection management: the MPA and liveness policy (per-device sysfs
+ * files and module parameters) and the per-device records.
  */
 
 #include <linux/module.h>
@@ -46,9 +45,8 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 };
 
 /*
- * The knobs of knobs.h: how each reads and writes (a name from a list, or
- * a number up to max) and the default a new device copies, which its
- * module parameter, where it has one, sets (READ_ONCE/WRITE_ONCE).
+ * The knobs of knobs.h: how each parses and prints, and the default a new
+ * device copies (set by its module parameter, if any).
  */
 static struct kiwi_knob {
 	enum kiwi_cm_knob id;
@@ -65,8 +63,7 @@ static struct kiwi_knob {
 
 /*
  * 60 s, as cxgb4's ep_timeout_secs: the wait for the Reply includes the
- * responder's set-up before it accepts.  The pending caps bound silent
- * peers meanwhile.
+ * responder's set-up.  The pending caps bound silent peers meanwhile.
  */
 static unsigned int kiwi_connect_timeout_ms = 60000;
 
@@ -147,9 +144,8 @@ static const struct kernel_param_ops kiwi_param_knob_ops = {
 };
 
 /*
- * The knobs of knobs.h that are module parameters too, with their
- * descriptions.  mpa_rev, mpa_p2p, mpa_rtr and mpa_markers are not: a
- * user sets them per peer, in the device's sysfs files.
+ * The knobs that are module parameters too. mpa_rev, mpa_p2p, mpa_rtr and
+ * mpa_markers are per peer: per-device sysfs files only.
  */
 #define KIWI_KNOB_PARAM(name, knob, desc)				\
 	module_param_cb(name, &kiwi_param_knob_ops, &kiwi_knobs[knob], 0644); \

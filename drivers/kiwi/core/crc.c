@@ -9,9 +9,8 @@
 #include "core.h"
 
 /*
- * debugfs kiwi/crc_copy: "onepass" (crc32 in the copy's pass, issuing
- * beside its loads and stores) wherever the CPU has crc32, or "split"
- * (the copy, then crc32c()) (module.md).
+ * debugfs kiwi/crc_copy: "onepass" (crc32 in the copy's pass) where the CPU has
+ * crc32, or "split", copy then crc32c() (module.md).
  */
 static const char * const kiwi_crc_modes[] = { "onepass", "split" };
 

@@ -84,9 +84,8 @@ void kiwi_flush_rq(struct kiwi_qp *qp)
 }
 
 /*
- * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while
- * the engines hold older WRs (Reads in ORD, the WR being sent): those
- * complete first, in kiwi_qp_flush_all() at the CM's stop.
+ * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while the
+ * engines hold older WRs, which kiwi_qp_flush_all() completes first.
  */
 bool kiwi_qp_flush_now(struct kiwi_qp *qp)
 {
@@ -294,9 +293,8 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 }
 
 /*
- * A Terminate received for an access violation (rx.c): ERR, and the
- * oldest WR in flight takes the blame (the culprit, a Write or Send, may
- * have completed already); with none, the event alone reports it.
+ * A Terminate received for an access violation: ERR, and the oldest WR in
+ * flight takes the blame (the culprit may have completed already).
  */
 void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev)
 {
@@ -445,9 +443,8 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 }
 
 /*
- * Stop both engines, keeping the socket (process context): RX_DEAD under
- * the callback lock and rx_work cancelled, TX_STOP under tx_mutex and
- * tx_work cancelled.  Then flush.  Idempotent.
+ * Stop both engines, keeping the socket (process context): RX_DEAD and TX_STOP
+ * under their locks, their works cancelled.  Then flush.  Idempotent.
  */
 static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 {
@@ -561,9 +558,8 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 }
 
 /*
- * A referenced QP by number, or NULL.  Under the xarray's lock a QP found
- * still holds its creation reference (destroy_qp drops it after removing
- * the number).  irqsave: iw_cm calls in with interrupts off.
+ * A referenced QP by number, or NULL; a QP found under the xarray's lock still
+ * holds its creation reference. irqsave: iw_cm calls with irqs off.
  */
 struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
 {

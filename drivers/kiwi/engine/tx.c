@@ -142,9 +142,8 @@ void kiwi_tx_busy_clear(struct kiwi_qp *qp)
 }
 
 /*
- * The engine found nothing to do and stops: clear the word, then look at
- * the next SQ slot once more.  True if the engine may stop; false if a
- * post slipped in while the word was still set, and the engine goes on.
+ * The engine found nothing to do: clear the word, then look at the next SQ slot
+ * again.  False if a post slipped in meanwhile: go on.
  */
 static bool kiwi_tx_idle(struct kiwi_qp *qp)
 {
@@ -555,9 +554,8 @@ static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
 }
 
 /*
- * Next FPDU of the oldest Read Response: 1, or 0 if none is due,
- * -ENOSPC if the batch has no room, -ESTALE if its source is no longer
- * what the Request was checked against.
+ * Next FPDU of the oldest Read Response: 1, or 0 if none is due, -ENOSPC
+ * without room, -ESTALE if its source changed since the Request.
  */
 static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 {
@@ -705,9 +703,8 @@ static void kiwi_tx_term(struct kiwi_qp *qp)
 }
 
 /*
- * Push the batch.  0: go on; > 0: leave, the engine comes back by itself
- * (write space, a yield's kick); < 0: the engine stops (a failed send
- * resets the connection, a Terminate sent ends it).
+ * Push the batch. 0: go on; > 0: leave, the engine comes back by itself; < 0:
+ * the engine stops (send failed, or a Terminate went).
  */
 static int kiwi_tx_push(struct kiwi_qp *qp)
 {

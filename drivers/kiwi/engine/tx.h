@@ -29,9 +29,8 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 void kiwi_batch_complete(struct kiwi_qp *qp);
 
 /*
- * Hand the batch to TCP.  0 when all of it went (its completions are
- * then posted), -EAGAIN to wait for sk_write_space, KIWI_TX_YIELD to
- * run again from the work item, else a socket error.
+ * Hand the batch to TCP: 0 when all of it went (its completions posted),
+ * -EAGAIN to wait for write space, KIWI_TX_YIELD, or a socket error.
  */
 #define KIWI_TX_YIELD	1
 int kiwi_batch_push(struct kiwi_qp *qp);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: completion queues, rings of struct kiwi_cqe owned slot by slot
- * through KIWI_CQE_VALID.  The kernel produces; the provider (user CQs)
- * or poll_cq consumes.  The control block holds the arming word.
+ * kiwi: completion queues, rings of struct kiwi_cqe owned slot by slot through
+ * KIWI_CQE_VALID; the control block holds the arming word.
  */
 #include "res.h"
 #include "core/kiwi_trace.h"

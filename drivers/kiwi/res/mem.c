@@ -38,9 +38,8 @@ int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 }
 
 /*
- * Rights an MR may grant.  Remote atomic and MW bind are accepted, as by
- * the RNICs and siw, so middleware asking for every right (libfabric,
- * qperf) registers; kiwi has neither atomics nor MWs to use them.
+ * Rights an MR may grant.  Remote atomic and MW bind are accepted, as by RNICs
+ * and siw, so middleware asking for all rights registers; none is used.
  */
 #define KIWI_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
@@ -77,9 +76,8 @@ int kiwi_mem_init(void)
 }
 
 /*
- * A device's deferred frees, before its ib_device goes: ib_umem_release()
- * reads umem->ibdev.  Every QP is gone by then, so every data path
- * reference has been dropped and every free queued.
+ * A device's deferred frees, before its ib_device goes (ib_umem_release() reads
+ * umem->ibdev).  Every QP is gone: every free is queued.
  */
 void kiwi_mem_flush(void)
 {

@@ -66,9 +66,8 @@ struct kiwi_mr {
 	bool valid;			/* false after local/remote invalidate */
 	bool registered;		/* FR: a REG_MR ran on it (counted) */
 	/*
-	 * Bumped by every invalidation, re-mapping and registration: what
-	 * the engines admitted keeps the generation it was checked at and
-	 * compares it before each piece (kiwi_mr_kaddr()).
+	 * Bumped by every invalidation, re-mapping and registration: admitted
+	 * work compares its generation before each piece (kiwi_mr_kaddr()).
 	 */
 	atomic_t gen;
 	struct page **upages;		/* KIWI_MR_USER: the umem's pages */

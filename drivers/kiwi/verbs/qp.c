@@ -368,9 +368,8 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /*
- * Free a ring of a QP being destroyed: ib_core waits for dumps before
- * destroy_qp, but the ring is still unhooked under qp->lock, which its
- * readers hold, and freed after.
+ * Free a ring of a QP being destroyed: unhooked under qp->lock, which its
+ * readers (resource dumps) hold, and freed after.
  */
 static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 {
