@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi: the one place that knows about kernel versions, from 6.1 (Debian 12) to
- * 6.12 (Debian 13).
- */
+/* kiwi: the one place that knows about kernel versions (6.1 to 6.12). */
 #ifndef KIWI_COMPAT_H
 #define KIWI_COMPAT_H
 

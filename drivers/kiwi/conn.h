@@ -42,10 +42,7 @@ struct kiwi_conn_ops {
 	void (*llp_event)(struct kiwi_conn *conn, enum kiwi_llp_event ev);
 	/* modify_qp to SQD (graceful) or ERR (abortive); process context */
 	void (*disconnect)(struct kiwi_conn *conn, bool abort);
-	/*
-	 * destroy_qp mid-handshake: fail the connect now rather than wait
-	 * for a peer that may never answer.  Process context.
-	 */
+	/* destroy_qp mid-handshake: fail the connect now; process context */
 	void (*qp_gone)(struct kiwi_conn *conn);
 	void (*get)(struct kiwi_conn *conn);
 	void (*put)(struct kiwi_conn *conn);

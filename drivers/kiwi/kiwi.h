@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi: what the top floor (main.c, device.c) shares.  Each floor below has its
- * own header, including the ones under it.
- */
+/* kiwi: what the top floor (main.c, device.c) shares. */
 #ifndef KIWI_H
 #define KIWI_H
 

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * Private to cm*.c: the connection endpoint (struct kiwi_cep; cm.c says
- * how it lives, changes state and locks) and what the files share.
- */
+/* Private to cm*.c: struct kiwi_cep (cm.c says how it lives) and the rest. */
 #ifndef KIWI_CEP_H
 #define KIWI_CEP_H
 

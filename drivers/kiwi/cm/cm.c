@@ -486,10 +486,7 @@ static const char * const kiwi_cep_state_names[] = {
 	[KIWI_CEP_CLOSED] = "CLOSED",
 };
 
-/*
- * `rdma res show cm_id -dd`: the endpoint serving an rdma_cm id. cdev->lock
- * keeps endpoints allocated; fields are snapshots.
- */
+/* `rdma res show cm_id -dd`: snapshots, under cdev->lock, of an id's cep. */
 int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 {
 	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(to_kdev(id->device));
@@ -587,10 +584,7 @@ static bool kiwi_cm_dev_empty(struct kiwi_cm_dev *cdev)
 	return empty;
 }
 
-/*
- * ib_core's dealloc_driver: its clients destroyed their cm_ids and QPs.  Close
- * what is left (handshakes, dropped requests, closes) and wait.
- */
+/* ib_core's dealloc_driver: close and wait for whatever cep is left. */
 void kiwi_cm_dev_del(struct kiwi_dev *kdev)
 {
 	struct kiwi_cm_dev *cdev;

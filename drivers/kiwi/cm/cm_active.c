@@ -202,10 +202,7 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 	return rv;
 }
 
-/*
- * The connect's outcome to the consumer (pd: the Reply's private data, if any);
- * a failed connection lets its socket go.
- */
+/* The connect's outcome to the consumer; a failure lets the socket go. */
 static void kiwi_cep_conn_done(struct kiwi_cep *cep, int rv, const u8 *pd,
 			       u16 pd_len)
 {

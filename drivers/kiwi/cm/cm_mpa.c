@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management: the MPA exchange on the socket, the awaited frame
- * parsed by the socket's callbacks as it arrives.
- */
+/* kiwi connection management: the MPA exchange on the socket. */
 
 #include <linux/tcp.h>
 #include <net/sock.h>
@@ -37,10 +34,7 @@ int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len)
 	return 0;
 }
 
-/*
- * All of a frame at once, without waiting: the handshake's own frames are small
- * and go first, into a far larger send buffer.
- */
+/* All of a small frame at once, without waiting, into the send buffer. */
 int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 		      size_t len)
 {

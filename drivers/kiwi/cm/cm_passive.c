@@ -124,10 +124,7 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 	if (st == KIWI_HS_COMPLETE)
 		kiwi_cep_frame_rcvd(cep);
 	if (gone || st < 0) {
-		/*
-		 * Listener or device gone, timeout, EOF or no valid Request:
-		 * RFC 5044 has no Reply for those, just the close.
-		 */
+		/* no valid Request, or gone: no Reply (RFC 5044), just close */
 		if (st == -ETIMEDOUT) {
 			atomic64_inc(&kiwi_cm_req_timeouts);
 			kiwi_stat_inc(cep->cdev->kdev,

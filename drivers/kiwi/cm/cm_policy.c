@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management: the MPA and liveness policy (per-device sysfs
- * files and module parameters) and the per-device records.
- */
+/* kiwi connection management: the MPA and liveness policy per device. */
 
 #include <linux/module.h>
 #include <linux/sysfs.h>
@@ -44,10 +41,7 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 	{ }
 };
 
-/*
- * The knobs of knobs.h: how each parses and prints, and the default a new
- * device copies (set by its module parameter, if any).
- */
+/* The knobs: how each parses and prints, and new devices' default. */
 static struct kiwi_knob {
 	enum kiwi_cm_knob id;
 	const char *name;

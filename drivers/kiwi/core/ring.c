@@ -8,10 +8,7 @@
 
 #include "core.h"
 
-/*
- * User rings are freed with the last reference to their mmap entry (each
- * VMA holds one), so no mapping outlives or races the memory.
- */
+/* Freed with the mmap entry's last reference, which each VMA holds. */
 struct kiwi_umap {
 	struct rdma_user_mmap_entry rdma;
 	void *mem;

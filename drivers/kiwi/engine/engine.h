@@ -305,10 +305,7 @@ struct kiwi_qp {
 	bool rx_rtr;			/* it is the RTR (p2p responder) */
 	u32 rx_bytes;			/* payload placed of this FPDU */
 	struct kiwi_ird_ent rx_rreq;	/* Read Request queued at DONE */
-	/*
-	 * The status a received Terminate gives the oldest WR in flight at
-	 * the flush (under lock); IB_WC_SUCCESS: flushed like the rest.
-	 */
+	/* received Terminate's status for the oldest WR at the flush */
 	u8 term_status;
 
 	struct work_struct tx_work;

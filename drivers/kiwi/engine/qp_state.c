@@ -155,10 +155,7 @@ static int kiwi_qp_transition(struct kiwi_qp *qp, enum ib_qp_state cur,
 			return -EINVAL;
 		return 0;
 	case IB_QPS_SQD:
-		/*
-		 * Graceful disconnect.  rdma_disconnect() asks for it even
-		 * in ERR (the peer closed first): failing it fails perftest.
-		 */
+		/* rdma_disconnect() asks even in ERR: failing fails perftest */
 		if (cur == IB_QPS_ERR)
 			return 1;
 		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
@@ -699,10 +696,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 	qp->ord_max = ord_max;
 	qp->ird_max = ird_max;
 	if (!qp->user) {
-		/*
-		 * Kernel posts may send from the block I/O path and any task:
-		 * no reclaim into I/O, page fragments from the socket's own.
-		 */
+		/* block I/O paths: no reclaim into I/O, own page frags */
 		sk->sk_allocation = GFP_NOIO;
 		kiwi_sk_own_frags(sk);
 	}

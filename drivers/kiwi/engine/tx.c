@@ -703,7 +703,7 @@ static void kiwi_tx_term(struct kiwi_qp *qp)
 }
 
 /*
- * Push the batch. 0: go on; > 0: leave, the engine comes back by itself; < 0:
+ * Push the batch.  0: go on; > 0: leave, the engine comes back by itself; < 0:
  * the engine stops (send failed, or a Terminate went).
  */
 static int kiwi_tx_push(struct kiwi_qp *qp)
@@ -753,10 +753,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	/* completions held for ACKs that may have come (the ACK's kick) */
 	if (txs->zc_live || txs->held_head != READ_ONCE(txs->held_tail))
 		kiwi_tx_reap(qp);
-	/*
-	 * engine_busy stays set only on the ways out that come back by
-	 * themselves (write space, ORD credit, the budget's re-kick)
-	 */
+	/* engine_busy stays set only where the engine comes back */
 	for (;;) {
 		if (txs->niov) {
 			sent += txs->bytes;

@@ -28,10 +28,7 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		  struct kiwi_cur *cur, u32 len);
 void kiwi_batch_complete(struct kiwi_qp *qp);
 
-/*
- * Hand the batch to TCP: 0 when all of it went (its completions posted),
- * -EAGAIN to wait for write space, KIWI_TX_YIELD, or a socket error.
- */
+/* Hand the batch to TCP: 0, -EAGAIN, KIWI_TX_YIELD or a socket error. */
 #define KIWI_TX_YIELD	1
 int kiwi_batch_push(struct kiwi_qp *qp);
 

@@ -321,10 +321,7 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 
 	if (mr->type != KIWI_MR_FAST_REG)
 		return -EINVAL;
-	/*
-	 * Invalid until a REG_MR, and a new generation, before pages[],
-	 * iova and length change: nothing admitted follows into them.
-	 */
+	/* invalid, new generation, then pages[], iova and length change */
 	kiwi_mr_invalidate(mr);
 	WRITE_ONCE(mr->npages, 0);
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);

@@ -137,10 +137,7 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	return rv;
 }
 
-/*
- * The data path takes the next posted RQE (one copy of a user slot); the
- * armed limit event fires, once, when fewer remain.  Any context.
- */
+/* The data path takes the next RQE (one copy); fires the armed limit. */
 int kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *out)
 {
 	struct ib_event ev = {

@@ -367,10 +367,7 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/*
- * Free a ring of a QP being destroyed: unhooked under qp->lock, which its
- * readers (resource dumps) hold, and freed after.
- */
+/* Free a ring: unhooked under qp->lock, which its readers hold, first. */
 static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 {
 	struct kiwi_ring old;
@@ -384,10 +381,7 @@ static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 		kiwi_ring_free(&old);
 }
 
-/*
- * The engines' state of the last connection goes with the QP: unhooked
- * under qp->lock, which readers of rxs and the ORD/IRD rings hold.
- */
+/* The last connection's engine state, unhooked under qp->lock first. */
 static void kiwi_qp_engines_drop(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs;

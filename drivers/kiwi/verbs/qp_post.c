@@ -268,10 +268,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	/*
-	 * A user doorbell (no WRs): the provider saw kiwi_rq_ctrl.flush, so
-	 * what it posted since the flush completes flushed now.
-	 */
+	/* a user doorbell after the RQ flush: flush what came since */
 	if (qp->user) {
 		spin_lock_irqsave(&qp->lock, flags);
 		if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp))
