@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi: the one place that knows about kernel versions.  kiwi builds out
- * of tree against distribution kernels from 6.1 (Debian 12) to 6.12
- * (Debian 13); everything that differs between them is hidden here.
- */
+/* kiwi: the one place that knows about kernel versions (6.1 to 6.12). */
 #ifndef KIWI_COMPAT_H
 #define KIWI_COMPAT_H
 
@@ -14,19 +10,15 @@
 #include <rdma/ib_verbs.h>
 
 /*
- * Kernel consumers give a device without a DMA device kernel virtual
- * addresses (ib_uses_virt_dma()), and user MRs pin memory with ib_umem;
- * without either kiwi would build and then fail at run time.
+ * Kernel consumers give a device without a DMA device virtual addresses, and
+ * user MRs pin memory with ib_umem: required, or kiwi fails at run time.
  */
 #if !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA) || \
 	!IS_ENABLED(CONFIG_INFINIBAND_USER_MEM)
 #error "kiwi needs CONFIG_INFINIBAND_VIRT_DMA and CONFIG_INFINIBAND_USER_MEM"
 #endif
 
-/*
- * The data path reaches pinned user pages through page_address()
- * (mem.c, kiwi_mr_kaddr()), which needs every page in the direct map.
- */
+/* The data path needs pinned user pages in the direct map. */
 #if IS_ENABLED(CONFIG_HIGHMEM) || !IS_ENABLED(CONFIG_64BIT)
 #error "kiwi supports 64-bit kernels without highmem only"
 #endif
@@ -37,9 +29,8 @@
 	 (maj) * 256 + (min))
 
 /*
- * Since 6.11 ib_device_ops.create_cq receives the whole uverbs attribute
- * bundle instead of the driver udata; both are NULL for kernel CQs.
- * kiwi_create_cq() takes a "struct kiwi_cq_udata_arg *".
+ * Since 6.11 create_cq receives the uverbs attribute bundle, not the udata
+ * (NULL for kernel CQs); kiwi_create_cq() takes a kiwi_cq_udata_arg.
  */
 #if KIWI_KERNEL_AT_LEAST(6, 11)
 #include <rdma/uverbs_ioctl.h>
@@ -59,18 +50,14 @@ static inline struct ib_udata *kiwi_cq_udata(struct ib_udata *udata)
 #endif
 
 /*
- * Hand len bytes at off in page to TCP by reference (the caller holds
- * the socket lock and has checked sendpage_ok()), attached to uarg: a
- * zerocopy ubuf_info (MSG_ZEROCOPY with msg_ubuf, as io_uring sends;
- * 6.0 and later).  more: further bytes follow at once, so TCP need not
- * push a partial segment.  Bytes taken, or -errno (-EAGAIN: no room).
+ * Hand len bytes at off in page to TCP by reference (socket locked,
+ * sendpage_ok() checked), attached to the zerocopy ubuf_info uarg (as
+ * io_uring sends).  more: bytes follow at once.  Bytes taken, or -errno
+ * (-EAGAIN: no room).
  *
- * Not sendpage (6.1) or MSG_SPLICE_PAGES (6.5 on): an skb that carries a
- * ubuf_info has its frags copied before it reaches a receiver on this
- * host (skb_orphan_frags_rx() on local delivery, as for MSG_ZEROCOPY).  kiwi completes a WR on the peer's ACK, which is
- * safe only if the peer holds its own copy by then; over a veth or the
- * loopback a spliced page is shared with the receiver's skb, which the
- * receiver may copy out long after its TCP acknowledged it.
+ * Not sendpage or MSG_SPLICE_PAGES: kiwi completes a WR on the peer's
+ * ACK, and a spliced page may be shared with a local receiver's skb long
+ * after; an skb with a ubuf_info has its frags copied on local delivery.
  */
 static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 				       int off, size_t len, int flags,
@@ -88,13 +75,10 @@ static inline int kiwi_sendpage_locked(struct sock *sk, struct page *page,
 }
 
 /*
- * Hand len bytes at off in page, a page kiwi filled and never writes
- * again, to TCP by reference without a ubuf_info (the caller holds the
- * socket lock): TCP takes its own page reference, and a receiver on this
- * host may share the page, which nobody changes.  MSG_SPLICE_PAGES from
- * 6.5, tcp_sendpage_locked() before (6.1's header defines the flag, its
- * TCP does not act on it).  Without scatter-gather TCP copies.  Bytes
- * taken, or -errno (-EAGAIN: no room).
+ * Hand len bytes at off in page, which kiwi filled and never writes
+ * again, to TCP by reference without a ubuf_info (socket locked):
+ * MSG_SPLICE_PAGES from 6.5, tcp_sendpage_locked() before (6.1 defines
+ * the flag but ignores it).  Bytes taken, or -errno (-EAGAIN: no room).
  */
 #if KIWI_KERNEL_AT_LEAST(6, 5)
 static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
@@ -124,9 +108,8 @@ static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
 #endif
 
 /*
- * A ubuf_info's release callback: a function pointer in it up to 6.9,
- * an ops structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines o, which
- * kiwi_ubuf_init(u, o) points u at: the ops, or the function itself.
+ * A ubuf_info's release callback: a function pointer up to 6.9, an ops
+ * structure since 6.10.  KIWI_UBUF_OPS(o, fn) defines o for kiwi_ubuf_init().
  */
 #if KIWI_KERNEL_AT_LEAST(6, 10)
 #define KIWI_UBUF_OPS(o, fn)						\
@@ -140,10 +123,8 @@ static inline int kiwi_splice_page_locked(struct sock *sk, struct page *page,
 
 /*
  * A port's netdev with a reference (dev_put() it), or NULL while it
- * unregisters.  6.12 exports ib_core's accessor; 6.1 keeps it private,
- * and there the netdev given to ib_device_set_netdev() is the one ib_core
- * holds a reference on until the device unregisters (kiwi's netdev
- * notifier unregisters the device before its netdev goes).
+ * unregisters.  6.1 keeps ib_core's accessor private; there set, the
+ * netdev we gave ib_core, is held by it until the device unregisters.
  */
 #if KIWI_KERNEL_AT_LEAST(6, 12)
 static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,
@@ -162,11 +143,9 @@ static inline struct net_device *kiwi_ib_netdev_get(struct ib_device *ibdev,
 
 /*
  * TCP takes page fragments from current->task_frag unless the socket says
- * not to (sk_use_task_frag, 6.2, and 6.1 from a stable point release on:
- * Kbuild looks for it in the headers).  A task in a send of its own that
- * reclaims into block I/O would find its fragment reused under it, so
- * where the socket cannot say it, kernel posts never send from the
- * poster's task (KIWI_SK_OWN_FRAGS false: kiwi_tx_post()).
+ * not to (sk_use_task_frag: 6.2, later 6.1 stables; Kbuild checks).  A task
+ * mid-send reclaiming into block I/O would find its fragment reused, so
+ * without it kernel posts never send from the poster's task.
  */
 #ifdef KIWI_HAVE_SK_USE_TASK_FRAG
 #define KIWI_SK_OWN_FRAGS	true
@@ -182,9 +161,8 @@ static inline void kiwi_sk_own_frags(struct sock *sk)
 #endif
 
 /*
- * Since 6.11 a device can say that its name came from the user (rdma link
- * add NAME), so that rdma-core's udev rename (rdma_rename) leaves it
- * alone; 6.1 has no such flag and ib_core does not set it for newlink.
+ * Since 6.11 a name given by the user (rdma link add NAME) is marked so,
+ * and rdma-core's udev rename leaves it alone; 6.1 has no such flag.
  */
 #if KIWI_KERNEL_AT_LEAST(6, 11)
 #define kiwi_mark_name_assigned_by_user(ibdev)	\
@@ -196,20 +174,11 @@ static inline void kiwi_mark_name_assigned_by_user(struct ib_device *ibdev)
 #endif
 
 /*
- * The hardware counter API (struct rdma_stat_desc, rdma_hw_stats,
- * alloc_hw_port_stats, get_hw_stats) and the restrack dump operations
- * are the same in 6.1 and 6.12 (6.12 only annotates value[] with
- * __counted_by): device.c, qp.c and cm.c use them as they are.
- */
-
-/*
- * Rings are vmalloc memory mapped page by page (remap_pfn_range), which
- * rdma_user_mmap_io() cannot do; kiwi_mmap() registers the VMA with
- * ib_uverbs itself, so that device removal zaps it (and ib_uverbs points
- * it at its zeroed dummy page).  rdma_umap_priv_init() is exported by
- * ib_core but declared, with its struct, in its private core_priv.h;
- * the struct is the same in 6.1 and 6.12 (vma, list, entry) and
- * ib_uverbs kfree()s it when the VMA closes.
+ * Rings are vmalloc memory mapped page by page, which rdma_user_mmap_io()
+ * cannot do: kiwi_mmap() registers the VMA with ib_uverbs itself, so that
+ * device removal zaps it.  rdma_umap_priv_init() is exported, but it and
+ * its struct (the same in 6.1 and 6.12; ib_uverbs frees it) are declared
+ * in ib_core's private core_priv.h.
  */
 struct rdma_umap_priv {
 	struct vm_area_struct *vma;

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: the ib_device operations table, device and port queries, user
- * contexts and the mapping of rings into user space.
- */
+/* kiwi: the ib_device operations, queries and user contexts. */
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
@@ -152,14 +149,10 @@ static void kiwi_dealloc_ucontext(struct ib_ucontext *ibuc)
 
 /*
  * The device is going away while a process holds it open.  Having this
- * operation is what matters: ib_uverbs then takes no module reference
- * per open file and, on unregistration, destroys the context's objects
- * itself (as at process exit), zaps the ring mappings that kiwi_mmap()
- * registered, raises IB_EVENT_DEVICE_FATAL on the process's async event
- * file and fails its later commands with EIO, instead of waiting for the
- * process to close the device.  By the time this runs every object of
- * the context is destroyed and every ring mapping zapped; kiwi keeps no
- * other per-context state (no doorbell pages, no kernel threads).
+ * operation is what matters: ib_uverbs then destroys the context's
+ * objects and zaps its ring mappings itself at unregistration, instead
+ * of waiting for the process to close the device.  kiwi keeps no other
+ * per-context state.
  */
 static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
@@ -170,18 +163,7 @@ static void kiwi_disassociate_ucontext(struct ib_ucontext *ibuc)
 		WARN_ON(atomic_read(&uctx->nobj[t]));
 }
 
-/*
- * Per-device connection knobs: one sysfs file per knob, named as the
- * module parameter that gives most their default (cm_policy.c parses and
- * stores).
- */
-static ssize_t kiwi_knob_show(struct device *dev,
-			      struct device_attribute *attr, char *buf);
-static ssize_t kiwi_knob_store(struct device *dev,
-			       struct device_attribute *attr, const char *buf,
-			       size_t count);
-
-/* named at load from the knobs' table (kiwi_dev_attrs_init()) */
+/* Per-device knob files, named at load (cm_policy.c parses them). */
 static struct device_attribute kiwi_knob_attrs[KIWI_KNOB_MAX];
 
 static ssize_t kiwi_knob_show(struct device *dev,
@@ -203,10 +185,7 @@ static ssize_t kiwi_knob_store(struct device *dev,
 	return kiwi_cm_knob_store(kdev, attr - kiwi_knob_attrs, buf, count);
 }
 
-/*
- * iw_cm reads iw_driver_flags at each listen and connect, so a change
- * applies from the next one on; ports already mapped stay as they are.
- */
+/* read by iw_cm per listen and connect: mapped ports stay as they are */
 static ssize_t port_map_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
@@ -260,45 +239,13 @@ static const struct attribute_group kiwi_dev_attr_group = {
 
 /* The counters' names, as `rdma statistic` and hw_counters show them. */
 static const struct rdma_stat_desc kiwi_stat_descs[KIWI_STAT_MAX] = {
-	[KIWI_STAT_TX_FPDUS].name = "tx_fpdus",
-	[KIWI_STAT_TX_BYTES].name = "tx_bytes",
-	[KIWI_STAT_RX_FPDUS].name = "rx_fpdus",
-	[KIWI_STAT_RX_BYTES].name = "rx_bytes",
-	[KIWI_STAT_CRC_ERRORS].name = "crc_errors",
-	[KIWI_STAT_TERM_SENT_RDMAP].name = "term_sent_rdmap",
-	[KIWI_STAT_TERM_SENT_DDP].name = "term_sent_ddp",
-	[KIWI_STAT_TERM_SENT_LLP].name = "term_sent_llp",
-	[KIWI_STAT_TERM_RCVD_RDMAP].name = "term_rcvd_rdmap",
-	[KIWI_STAT_TERM_RCVD_DDP].name = "term_rcvd_ddp",
-	[KIWI_STAT_TERM_RCVD_LLP].name = "term_rcvd_llp",
-	[KIWI_STAT_MPA_REQ_SENT].name = "mpa_req_sent",
-	[KIWI_STAT_MPA_REQ_RCVD].name = "mpa_req_rcvd",
-	[KIWI_STAT_MPA_REP_SENT].name = "mpa_rep_sent",
-	[KIWI_STAT_MPA_REP_RCVD].name = "mpa_rep_rcvd",
-	[KIWI_STAT_MPA_REJ_SENT].name = "mpa_rej_sent",
-	[KIWI_STAT_MPA_REJ_RCVD].name = "mpa_rej_rcvd",
-	[KIWI_STAT_CONNECT_TIMEOUTS].name = "connect_timeouts",
-	[KIWI_STAT_ORDER_WAITS_EXPIRED].name = "order_waits_expired",
-	[KIWI_STAT_CONNECT_PORT_FALLBACKS].name = "connect_port_fallbacks",
-	[KIWI_STAT_DOORBELLS].name = "doorbells",
-	[KIWI_STAT_COMPLETIONS].name = "completions",
-	[KIWI_STAT_COMPLETIONS_FLUSHED].name = "completions_flushed",
-	[KIWI_STAT_RX_DEFERRED].name = "rx_deferred",
-	[KIWI_STAT_RRESP_DEFERRED].name = "rresp_deferred",
-	[KIWI_STAT_POSTS_DIRECT].name = "posts_direct",
-	[KIWI_STAT_FASTREG_WRS].name = "fastreg_wrs",
-	[KIWI_STAT_FASTREG_REMAPS].name = "fastreg_remaps",
-	[KIWI_STAT_LOCAL_INVS].name = "local_invalidations",
-	[KIWI_STAT_REMOTE_INVS].name = "remote_invalidations",
-	[KIWI_STAT_FASTREG_PLACED].name = "fastreg_placed",
-	[KIWI_STAT_TX_CRC_COPY_BYTES].name = "tx_crc_copy_bytes",
-	[KIWI_STAT_TX_CRC_PASS_BYTES].name = "tx_crc_pass_bytes",
+#define KIWI_STAT(e, s)							\
+	[e] = { .name = s },
+#include "core/stats.h"
+#undef KIWI_STAT
 };
 
-/*
- * One set for the one port; the device-wide set (port 0) would show the
- * same numbers again.  The core frees it at unregistration.
- */
+/* One set for the one port; the core frees it at unregistration. */
 static struct rdma_hw_stats *kiwi_alloc_hw_port_stats(struct ib_device *ibdev,
 						      u32 port)
 {

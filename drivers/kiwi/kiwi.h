@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi: what the top floor (main.c, device.c) shares.  Each floor below
- * has its own header, including the ones under it: core/core.h,
- * res/res.h, engine/engine.h, verbs/verbs.h, cm/cm.h.
- */
+/* kiwi: what the top floor (main.c, device.c) shares. */
 #ifndef KIWI_H
 #define KIWI_H
 

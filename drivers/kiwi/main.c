@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: module entry points, the "kiwi" rdma link type, the netdev
- * notifier that keeps each device's port in step with its netdev, and the
- * object counts in debugfs.
- */
+/* kiwi: module entry points, the rdma link type, the netdev notifier. */
 #include <linux/debugfs.h>
 #include <linux/if_arp.h>
 #include <linux/module.h>
@@ -16,11 +12,9 @@
 #include "kiwi.h"
 
 /*
- * Off, a device listens and connects on the ports rdma_cm chose, as siw
- * does.  On, iwpmd (when it runs) maps them to ports of its choosing, as
- * for hardware RNICs: what lets a ULP listen on a port a host TCP socket
- * holds (LIO's iSER portal beside its iSCSI/TCP one), at the price that
- * each peer must run iwpmd too to find the mapped port.
+ * Off, a device uses the ports rdma_cm chose, as siw does.  On, iwpmd
+ * maps them, as for RNICs: a ULP may then listen on a port a host TCP
+ * socket holds (LIO's iSER portal beside iSCSI), but peers need iwpmd.
  */
 static bool kiwi_port_map;
 module_param_named(port_map, kiwi_port_map, bool, 0644);
@@ -29,10 +23,7 @@ MODULE_PARM_DESC(port_map,
 
 static struct dentry *kiwi_debugfs;
 
-/*
- * Serialises the "one kiwi device per netdev" check with the registration
- * that follows it; rdma_link_ops.newlink runs under a shared lock only.
- */
+/* One device per netdev: newlink itself runs under a shared lock only. */
 static DEFINE_MUTEX(kiwi_link_mutex);
 
 static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
@@ -42,9 +33,8 @@ static enum ib_port_state kiwi_carrier_state(struct net_device *ndev)
 }
 
 /*
- * iWARP runs over TCP/IP on Ethernet-like links; the GID and node GUID are
- * derived from a 6-byte MAC, which veth, bridges, VLANs and NICs all have.
- * lo has one too (all zeros), and siw accepts it: so do we.
+ * Ethernet-like links: the GID and node GUID come from a 6-byte MAC.  lo
+ * has one too (all zeros), and siw accepts it: so do we.
  */
 static bool kiwi_netdev_ok(struct net_device *ndev)
 {
@@ -78,10 +68,7 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 		sizeof(ibdev->node_desc));
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
-	/*
-	 * POST_SEND and POST_RECV with no work requests are the provider's
-	 * doorbells: the SQ's, and the RQ's once a QP in ERR was flushed.
-	 */
+	/* empty POST_SEND and POST_RECV are the provider's doorbells */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 	memcpy(ibdev->iw_ifname, ndev->name, sizeof(ibdev->iw_ifname));
@@ -94,10 +81,9 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 
 /*
  * Registration cannot run under the RTNL (query_port takes it), so the
- * netdev may have started to unregister meanwhile, too early for the
- * notifier to find us.  Read its state under the RTNL: either the
- * notifier ran before and missed us, and we remove the device here, or
- * it runs after and finds it registered.
+ * netdev may have begun to unregister before the notifier could find us:
+ * under the RTNL, either it did and we remove the device here, or the
+ * notifier runs after and finds it.
  */
 static int kiwi_newlink_recheck(struct ib_device *ibdev,
 				struct net_device *ndev)
@@ -150,11 +136,7 @@ static int kiwi_newlink(const char *name, struct net_device *ndev)
 	if (rv)
 		goto err_cm;
 
-	/*
-	 * Our own reference to the struct device keeps *kdev allocated until
-	 * we are done with it, even if the netdev notifier unregisters and
-	 * frees the ib_device as soon as it is registered.
-	 */
+	/* keeps *kdev while the notifier may unregister and free it */
 	get_device(&ibdev->dev);
 	rv = ib_device_set_netdev(ibdev, ndev, 1);
 	if (rv)

@@ -1,10 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi connection management, private to cm*.c: the connection endpoint
- * (struct kiwi_cep) and what its files share.  cm.c says how endpoints
- * live, change state and lock; cm.h is the CM's face to the rest of
- * kiwi, conn.h its seam with the QP engines.
- */
+/* Private to cm*.c: struct kiwi_cep (cm.c says how it lives) and the rest. */
 #ifndef KIWI_CEP_H
 #define KIWI_CEP_H
 
@@ -33,18 +28,9 @@ enum kiwi_cep_state {
 /* MPA Request/Reply with the most private data, or a Terminate */
 #define KIWI_CEP_BUF	(sizeof(struct kiwi_mpa_rr) + KIWI_MPA_PD_MAX)
 
-/*
- * How long a Request read in full waits for connections from the same
- * host accepted before it whose Requests are still being read
- * (kiwi_cep_req_work()).
- */
+/* how long a Request waits for older ones from its host (req_work) */
 #define KIWI_ORDER_WAIT		HZ
-/*
- * How long after its accept a connection that has sent nothing still
- * holds younger ones from its host: a burst's connections send their
- * Requests right after connecting; one silent for longer is not part
- * of the burst and delays no one.
- */
+/* how long a silent new connection holds younger ones from its host */
 #define KIWI_ORDER_GRACE	(HZ / 5)
 
 /* handshake frame status (cep->hs_status) besides a negative errno */
@@ -61,11 +47,7 @@ struct kiwi_cm_dev {
 	atomic64_t conn_seq;		/* initiators' connects, in call order */
 };
 
-/*
- * What only the MPA exchange needs: the frame being parsed and the one
- * being sent.  Allocated apart so that an established connection's cep
- * fits kmalloc-1k (bench-memory, per idle QP).
- */
+/* what only the MPA exchange needs, apart to keep a live cep small */
 struct kiwi_cep_hs {
 	struct kiwi_mpa_parser parser;
 	u8 buf[KIWI_CEP_BUF];
@@ -93,10 +75,7 @@ struct kiwi_cep {
 	bool order_late;		/* a wait for its turn ran out */
 	bool syn_wait;			/* initiator: its SYN waits for its turn */
 	int hs_err;			/* initiator: the SYN could not go */
-	/*
-	 * KIWI_HS_*, or a negative errno: written by the callbacks under
-	 * the socket lock (release), read by the handshake work (acquire)
-	 */
+	/* KIWI_HS_* or -errno: callbacks release, handshake work acquires */
 	int hs_status;
 	unsigned long order_end;	/* jiffies: end of the wait for turn */
 	unsigned long born;		/* jiffies: passive, accepted */
@@ -145,10 +124,7 @@ struct kiwi_cep {
 	struct sockaddr_storage laddr;
 	struct sockaddr_storage raddr;
 	u16 pd_len;			/* initiator's private data */
-	/*
-	 * pd_len bytes or NULL, allocated apart: most connections carry
-	 * little, and the cep then fits kmalloc-1k (with hs apart too)
-	 */
+	/* pd_len bytes or NULL, apart: most connections carry little */
 	u8 *pd;
 	/* the handshake's frames; freed once established (kiwi_cep_hs_free) */
 	struct kiwi_cep_hs *hs;
@@ -290,11 +266,8 @@ static inline int kiwi_cep_hs_status(struct kiwi_cep *cep)
 }
 
 /*
- * With the port mapper (the device's port_map), iw_cm hands us the port
- * iwpmd picked for this cm_id, and iwpmd keeps it from other host sockets
- * with a socket of its own, bound and never listening.  Ours must share
- * it: that reservation is for us.  Only a port the mapper moved counts as
- * held: an unmapped port keeps the ordinary conflict checks.
+ * With port_map, iwpmd holds our picked port with a bound socket of its own:
+ * ours must share it.  Unmapped ports keep the usual conflict checks.
  */
 static inline __be16 kiwi_ss_port(const struct sockaddr_storage *a)
 {

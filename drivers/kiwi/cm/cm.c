@@ -6,19 +6,15 @@
  * one listening socket per local address it covers, or one connection,
  * which owns one TCP socket from the handshake to the close.
  *
- * Nothing a peer controls may hold a worker: the MPA frame of a handshake
- * (the Request a listener awaits, the Reply an initiator awaits) is parsed
- * by the socket's own callbacks as it arrives (kiwi_cep_hs_data_ready(),
- * non-blocking, exactly the frame's bytes), and the handshake's work item
- * (hs_work, on kiwi_cm_wq) runs only for short steps: when the frame is
- * complete or broken, the socket closed or connected, its turn came, or
- * its deadline passed (the delayed work is the timer).  The accept loop
- * (kicked by the listening socket's sk_data_ready) runs on kiwi_cm_wq too.
- * What tears connections down (the engines' reports, disconnects, the
- * close timer) runs on kiwi_cm_ev_wq, so that it never queues behind
- * handshakes.  A listener admits at most pending_per_listener connections
- * whose Request is not yet delivered, pending_per_source of them from one
- * address; it resets the others at once.
+ * Nothing a peer controls may hold a worker: the MPA Request or Reply is
+ * parsed by the socket's callbacks as it arrives (kiwi_cep_hs_data_ready(),
+ * non-blocking), and the handshake's work (hs_work, on kiwi_cm_wq, its
+ * delayed work the timer) runs only for short steps: frame complete or
+ * broken, socket closed or connected, turn come, deadline passed.  The
+ * accept loop runs on kiwi_cm_wq too; teardown (engine reports,
+ * disconnects, the close timer) on kiwi_cm_ev_wq, never behind
+ * handshakes.  A listener admits at most pending_per_listener undelivered
+ * Requests, pending_per_source from one address, and resets the others.
  *
  * Connection states (cep->state, changed only under cep->mutex):
  *
@@ -35,16 +31,13 @@
  * Every cep that reached ESTABLISHED gets exactly one IW_CM_EVENT_CLOSE,
  * after kiwi_qp_llp_stop() and the socket's release.
  *
- * References: the allocation reference lives until the cep becomes CLOSED
+ * References: the allocation reference lives until CLOSED
  * (kiwi_cep_finish); queued works, children (on their listener) and
- * callers of the iw_cm operations hold their own.  While CONNECTING or
- * AWAIT_REQ the handshake callbacks are installed on the socket
- * (sk_user_data is the cep); every path out of those states removes them
- * (kiwi_cep_hs_detach) before the socket or the allocation reference goes,
- * so a callback always finds the cep alive.  Lock order: listener mutex,
- * then a child's mutex, then the QP's (struct kiwi_qp in kiwi.h), then
- * the socket lock, then cep->lock (a spinlock for what the engines touch
- * from softirq).
+ * iw_cm operations hold their own.  While CONNECTING or AWAIT_REQ the
+ * handshake callbacks are on the socket (sk_user_data is the cep); every
+ * way out removes them (kiwi_cep_hs_detach) before the socket or that
+ * reference goes.  Lock order: listener mutex, a child's mutex, the QP's
+ * (engine.h), the socket lock, cep->lock (a spinlock: engines, softirq).
  */
 #include <linux/debugfs.h>
 #include <linux/module.h>
@@ -76,10 +69,7 @@ static void kiwi_cep_release(struct kref *ref)
 	struct kiwi_cm_dev *cdev = cep->cdev;
 	unsigned long flags;
 
-	/*
-	 * Every path to CLOSED releases the socket and the references in
-	 * process context first; nothing is left for a put from softirq.
-	 */
+	/* every way to CLOSED releases all in process context, not softirq */
 	if (cep->sock) {
 		kiwi_cep_hs_detach(cep);
 		sock_release(cep->sock);
@@ -114,10 +104,7 @@ static void kiwi_cep_hs_work(struct work_struct *work);
 static void kiwi_cep_event_work(struct work_struct *work);
 static void kiwi_cep_close_timeout(struct work_struct *work);
 
-/*
- * hs: the handshake's step, kiwi_cep_conn_work() or kiwi_cep_req_work(),
- * for a cep that exchanges MPA frames; NULL for a listener.
- */
+/* hs: the handshake's step (conn_work, req_work); NULL: a listener */
 struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev,
 				void (*hs)(struct kiwi_cep *cep))
 {
@@ -154,10 +141,7 @@ struct kiwi_cep *kiwi_cep_alloc(struct kiwi_cm_dev *cdev,
 	return cep;
 }
 
-/*
- * Under cep->mutex, once established: no MPA frame is sent
- * or parsed any more (the handshake's callbacks are off the socket).
- */
+/* Under cep->mutex, once established: the MPA exchange is over. */
 void kiwi_cep_hs_free(struct kiwi_cep *cep)
 {
 	lockdep_assert_held(&cep->mutex);
@@ -185,10 +169,7 @@ void kiwi_cep_finish(struct kiwi_cep *cep)
 	kiwi_cep_put(cep);	/* the caller holds its own reference */
 }
 
-/*
- * Under cep->mutex, iw_cm told of the connection's end: drop its cm_id
- * and QP references and end the endpoint.
- */
+/* Under cep->mutex, iw_cm told of the end: drop its references, finish. */
 void kiwi_cep_drop_conn(struct kiwi_cep *cep)
 {
 	cep->cm_id->rem_ref(cep->cm_id);
@@ -224,11 +205,7 @@ void kiwi_cep_release_sock(struct kiwi_cep *cep, bool abort)
 	cep->sock = NULL;
 }
 
-/*
- * A TCP socket in the netdev's namespace.  Not a kernel socket: those hold
- * no reference on their namespace, and ours may outlive every process in
- * it, as a user's connected socket would.
- */
+/* A user-like TCP socket in the netdev's netns: it may outlive its users. */
 int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
 		     struct socket **sock)
 {
@@ -242,11 +219,7 @@ int kiwi_sock_create(struct kiwi_cm_dev *cdev, int family,
 	return 0;
 }
 
-/*
- * The consumer's type of service (rdma_set_option TOS) in the IP header,
- * as hardware RNICs put it.  A listening socket passes it on to the
- * connections it accepts, and to its SYN-ACKs.
- */
+/* The consumer's TOS, as RNICs set it; listeners pass it on. */
 static void kiwi_sock_tos(struct socket *sock, u8 tos)
 {
 	int tclass = tos & ~INET_ECN_MASK;
@@ -264,11 +237,7 @@ void kiwi_sock_set_tos(struct socket *sock, const struct iw_cm_id *id)
 		kiwi_sock_tos(sock, id->tos);
 }
 
-/*
- * An accepted connection sends with the larger of its listener's type of
- * service and the initiator's (that of the handshake's last ACK), as irdma
- * does: an initiator's TOS then reaches both directions.
- */
+/* Accepted: the larger of listener's and initiator's TOS, as irdma. */
 void kiwi_sock_reflect_tos(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -306,11 +275,10 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 	if (type == IW_CM_EVENT_CONNECT_REQUEST) {
 		ev.provider_data = cep;
 		/*
-		 * rdma_cm hands ird to the listener as the initiator_depth it
-		 * may accept with, ord as responder_resources: under MPA v2
-		 * the initiator's IRD and ORD (capped at what we can do), so
-		 * that svcrdma, isert and ksmbd size their Reads by the peer;
-		 * MPA v1 does not say, so our limits.
+		 * ird and ord reach the listener as initiator_depth and
+		 * responder_resources: under MPA v2 the initiator's (capped),
+		 * so that svcrdma, isert and ksmbd size their Reads by the
+		 * peer; MPA v1 does not say, so our limits.
 		 */
 		ev.ird = KIWI_MAX_ORD;
 		ev.ord = KIWI_MAX_IRD;
@@ -323,11 +291,7 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 		ev.ird = cep->res.ird;
 		ev.ord = cep->res.ord;
 	}
-	/*
-	 * iw_cm takes a connection's addresses as the mapped ones only when
-	 * it succeeded; rdma_cm copies a failed one's as they are, so those
-	 * stay the ones it gave us, whatever port TCP chose instead.
-	 */
+	/* a failed one's stay as given: rdma_cm copies them as they are */
 	if (type == IW_CM_EVENT_CONNECT_REPLY && status) {
 		ev.local_addr = id->m_local_addr;
 		ev.remote_addr = id->m_remote_addr;
@@ -341,10 +305,7 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 	return id->event_handler(id, &ev);
 }
 
-/*
- * Under cep->mutex, ESTABLISHED or CLOSING: take the stream back from the
- * engines, close the socket, tell iw_cm and drop its references.
- */
+/* Under cep->mutex, ESTABLISHED or CLOSING: stop, close, tell iw_cm. */
 static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 {
 	kiwi_qp_llp_stop(cep->qp);
@@ -490,10 +451,9 @@ static void kiwi_cep_close_timeout(struct work_struct *work)
 	if (cep->state == KIWI_CEP_CLOSING)
 		kiwi_cep_close_conn(cep, true);
 	/*
-	 * The consumer neither accepted nor rejected in time (or iw_cm
-	 * dropped the request with its listener): the initiator has given
-	 * up too.  Reset the connection; the cep stays for a late
-	 * accept or reject (which then fail) or for device removal.
+	 * Neither accepted nor rejected in time: the initiator gave up too.
+	 * Reset; the cep stays for a late accept or reject (which fail) or
+	 * removal.
 	 */
 	if (cep->state == KIWI_CEP_REQ_RCVD)
 		kiwi_cep_release_sock(cep, true);
@@ -526,13 +486,7 @@ static const char * const kiwi_cep_state_names[] = {
 	[KIWI_CEP_CLOSED] = "CLOSED",
 };
 
-/*
- * `rdma res show cm_id -dd`: kiwi's endpoint of an rdma_cm id, found by
- * the id it serves (listeners, and connections once connect or accept
- * bound them: a Request not yet accepted has none).  cdev->lock keeps
- * the endpoints allocated; their fields are snapshots, and nothing they
- * point to is followed.
- */
+/* `rdma res show cm_id -dd`: snapshots, under cdev->lock, of an id's cep. */
 int kiwi_fill_res_cm_id_entry(struct sk_buff *msg, struct rdma_cm_id *id)
 {
 	struct kiwi_cm_dev *cdev = kiwi_cm_dev_get(to_kdev(id->device));
@@ -630,11 +584,7 @@ static bool kiwi_cm_dev_empty(struct kiwi_cm_dev *cdev)
 	return empty;
 }
 
-/*
- * ib_core's dealloc_driver: its clients (rdma_cm, uverbs, ULPs) have
- * destroyed their cm_ids and QPs.  Close what is left (handshakes in
- * flight, requests iw_cm dropped, closes under way) and wait for it.
- */
+/* ib_core's dealloc_driver: close and wait for whatever cep is left. */
 void kiwi_cm_dev_del(struct kiwi_dev *kdev)
 {
 	struct kiwi_cm_dev *cdev;

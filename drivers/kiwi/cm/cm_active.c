@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management, active side: iw_connect, the TCP connect,
- * the MPA Request in the order the consumer connected, and the Reply.
- */
+/* kiwi CM, active side: iw_connect, TCP connect, MPA Request, Reply. */
 
 #include <linux/tcp.h>
 #include <net/sock.h>
@@ -11,14 +8,11 @@
 #include "cep.h"
 
 /*
- * No connection of the same process to the same peer address made before
- * ours still waits for its Reply.  Per process, since an order among
- * connections means something only to the application that made them.
- * In the order of the connect calls: a connection whose SYN waited for
- * its turn comes up after the older ones, so the listener's accept order,
- * in which a kiwi listener hands Requests on, is the same order (were the
- * two to differ, two connections waiting on each other's order would each
- * stall until the other's KIWI_ORDER_WAIT ran out).
+ * No older connection of this process to the same peer address still
+ * waits for its Reply (an order matters only within one application).
+ * The SYN waits for the turn too, so a kiwi listener's accept order, in
+ * which it hands Requests on, is the connect order: otherwise two
+ * connections could each wait out the other's KIWI_ORDER_WAIT.
  */
 static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 {
@@ -44,11 +38,8 @@ static bool kiwi_cep_req_turn(struct kiwi_cep *cep)
 }
 
 /*
- * Our Request went (or never will): younger ones to the peer may go.
- * They are kicked and let go after cdev->lock: the put may be the last
- * one (their connect failed meanwhile), and kiwi_cep_release() takes that
- * lock.  A cep on another caller's kick list is that caller's to kick,
- * after it took it off the list, so after our req_pending went false.
+ * Our Request went (or never will): younger ones to the peer may go, kicked and
+ * put after cdev->lock, which a last put's kiwi_cep_release() takes.
  */
 static void kiwi_cep_req_done(struct kiwi_cep *cep)
 {
@@ -81,14 +72,11 @@ static void kiwi_cep_req_done(struct kiwi_cep *cep)
 }
 
 /*
- * rdma_cm picks an initiator's port from its own port space, blind to
- * TCP's: another socket of the host may hold it (bind: EADDRINUSE), or
- * share it under SO_REUSEADDR with the same peer (connect: EADDRNOTAVAIL).
- * Then TCP chooses the port instead.  The CONNECT_REPLY carries the
- * socket's address, which iw_cm keeps as the mapped one (m_local_addr)
- * while rdma_cm and its consumer keep their own, as with the port mapper.
- * A port iwpmd has a say in stays as it is: iw_cm's record of the
- * mapping is keyed by it.
+ * rdma_cm picks an initiator's port blind to TCP's port space: if another
+ * socket holds it (EADDRINUSE, or EADDRNOTAVAIL with the same peer), TCP
+ * chooses instead.  iw_cm keeps the socket's address from CONNECT_REPLY
+ * as the mapped one, as with the port mapper.  A port iwpmd mapped stays:
+ * iw_cm's record of the mapping is keyed by it.
  */
 static bool kiwi_port_give_way(const struct iw_cm_id *id, int rv)
 {
@@ -214,11 +202,7 @@ static int kiwi_cep_conn_request(struct kiwi_cep *cep)
 	return rv;
 }
 
-/*
- * The connect's outcome to the consumer (rv 0: established, pd the
- * Reply's private data; else the error, pd a rejecting Reply's, if any);
- * a failed connection lets its socket go.
- */
+/* The connect's outcome to the consumer; a failure lets the socket go. */
 static void kiwi_cep_conn_done(struct kiwi_cep *cep, int rv, const u8 *pd,
 			       u16 pd_len)
 {
@@ -276,9 +260,8 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 		}
 	}
 	/*
-	 * Only now, with the Reply in (or none to come), may the next
-	 * Request to this peer go: a listener that reads Requests in
-	 * parallel (siw) could otherwise deliver two in either order.
+	 * Only now may the next Request to this peer go: a listener that reads
+	 * Requests in parallel (siw) could deliver two in either order.
 	 */
 	kiwi_cep_req_done(cep);
 	if (!rv && cep->dead)
@@ -338,12 +321,10 @@ static void kiwi_connect_start(struct kiwi_cep *cep, struct iw_cm_id *id)
 	kiwi_cep_conn_stamp(cep);	/* its place: the consumer's order */
 	WRITE_ONCE(cep->req_pending, true);
 	/*
-	 * The SYN now, without waiting, unless an older connection of this
-	 * process to the peer still waits for its Reply: then at its turn
-	 * (kiwi_cep_conn_request()).  So the peer accepts them in the
-	 * consumer's order, and it never holds silent connections of ours,
-	 * which a kiwi listener counts against our address
-	 * (pending_per_source) and resets beyond that.
+	 * The SYN now, unless an older connection of this process to the
+	 * peer still waits for its Reply: then at its turn, so the peer
+	 * accepts them in order and holds no silent connections of ours
+	 * (which a kiwi listener counts in pending_per_source).
 	 */
 	if (kiwi_cep_req_turn(cep)) {
 		rv = kiwi_cep_syn(cep);

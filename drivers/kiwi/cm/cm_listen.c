@@ -37,9 +37,8 @@ static DEFINE_SPINLOCK(kiwi_wild_lock);
 static void (*kiwi_tcp_data_ready)(struct sock *sk);
 
 /*
- * Connections a listener accepted whose MPA Request is not delivered yet
- * (0: no limit), all together and from one remote address: a peer that
- * opens connections and sends nothing holds each for connect_timeout_ms.
+ * Accepted connections whose Request is not delivered yet (0: no limit), in all
+ * and per source: a silent peer holds each for connect_timeout_ms.
  */
 static unsigned int kiwi_pending_listener = 1024;
 module_param_named(pending_per_listener, kiwi_pending_listener, uint, 0644);
@@ -66,10 +65,8 @@ static __be16 kiwi_addr_port(const struct sockaddr_storage *a)
 }
 
 /*
- * What the caps count by: one IPv4 address, or one IPv6 /64 (a host picks
- * any address of its /64 at will, RFC 8981, so counting IPv6 addresses
- * would not limit a host).  IPv4 keys lie in ff00::/8, which is multicast
- * and never a TCP peer's prefix.
+ * What the caps count by: an IPv4 address or an IPv6 /64 (RFC 8981 hosts pick
+ * in it at will).  IPv4 keys lie in ff00::/8, never a TCP peer's.
  */
 static u64 kiwi_source_key(const struct sockaddr_storage *a)
 {
@@ -94,11 +91,8 @@ static int kiwi_key_cmp(const void *a, const void *b)
 }
 
 /*
- * Under lcep->mutex, the listener full: the oldest connection still
- * silent or mid-Request of the source with the most pending, if that
- * source has more than the newcomer's (which has mine): evicting it
- * keeps each source's share at least the listener's cap over the number
- * of sources, however the others renew their connections.
+ * Under lcep->mutex, listener full: the oldest pending connection of the source
+ * with the most, if more than the newcomer's (which has mine).
  */
 static struct kiwi_cep *kiwi_cep_victim(struct kiwi_cep *lcep,
 					unsigned int n, unsigned int mine)
@@ -131,11 +125,7 @@ static struct kiwi_cep *kiwi_cep_victim(struct kiwi_cep *lcep,
 	return NULL;
 }
 
-/*
- * Under lcep->mutex: room for one more connection awaiting its Request,
- * for its source and on the listener (made by evicting another source's
- * if need be)?
- */
+/* Under lcep->mutex: room for one more pending (evicting if need be)? */
 static bool kiwi_cep_admit(struct kiwi_cep *lcep, struct kiwi_cep *cep)
 {
 	unsigned int max_l = READ_ONCE(kiwi_pending_listener);
@@ -172,10 +162,7 @@ static bool kiwi_cep_admit(struct kiwi_cep *lcep, struct kiwi_cep *cep)
 	return true;
 }
 
-/*
- * A new connection on a listening socket: its Request is read by the
- * socket's callbacks, its timeout is the handshake work's delay.
- */
+/* A new connection on a listening socket, read by its callbacks. */
 static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 {
 	struct sock *sk = ns->sk;
@@ -224,10 +211,7 @@ static void kiwi_cep_spawn(struct kiwi_cep *lcep, struct socket *ns)
 	mutex_unlock(&lcep->mutex);
 
 	kiwi_cep_hs_attach(cep, false);
-	/*
-	 * What arrived before the callbacks were ours (often the whole
-	 * Request) is read now; a close before then is seen in sk_state.
-	 */
+	/* read what came before the callbacks; an early close is in sk_state */
 	lock_sock(sk);
 	kiwi_cep_hs_read(cep, sk);
 	release_sock(sk);
@@ -298,19 +282,12 @@ static int kiwi_lsock_add(struct kiwi_cep *lcep,
 		/* it may cover an IPv6 address still in DAD */
 		ip_sock_set_freebind(sk);
 		/*
-		 * Bound to our netdev, from the start.  A listening socket
-		 * bound to no device conflicts with every other one on the
-		 * port whose address overlaps, whatever that one is bound to,
-		 * and siw listens on a wildcard with one 0.0.0.0 (or ::)
-		 * socket bound to its netdev, in the listening process's
-		 * namespace whatever its device's: whichever came second
-		 * failed.  Sockets bound to different devices share the port.
-		 * Connections from this host to the netdev's addresses still
-		 * find this socket: Linux looks them up as coming in on the
-		 * device that has the address.  Lost: a client whose source
-		 * is another local netdev's address (our reply leaves through
-		 * our netdev and comes back with a local source, a martian),
-		 * as with siw's own wildcard listener.
+		 * Bound to our netdev: an unbound listening socket conflicts
+		 * with every overlapping one on the port (siw's wildcard
+		 * listener among them), while sockets bound to different
+		 * devices share it.  Local connections to the netdev's
+		 * addresses still find it; a client whose source is another
+		 * local netdev's address does not (a martian), as with siw.
 		 */
 		rv = sock_bindtoindex(sk, lcep->cdev->kdev->netdev->ifindex,
 				      true);
@@ -409,10 +386,9 @@ static bool kiwi_lsock_has(struct kiwi_cep *lcep,
 }
 
 /*
- * Under lcep->mutex: a wildcard listener listens on each address its
- * netdev has (not on the wildcard itself: several kiwi devices in one
- * namespace may listen on the same port, each on its own addresses).
- * Run at listen time and again when the netdev gains an address.
+ * Under lcep->mutex: a wildcard listener listens on each of its netdev's
+ * addresses, so several kiwi devices in one namespace may share a port.
+ * Run at listen time and when the netdev gains an address.
  */
 static int kiwi_listen_sync(struct kiwi_cep *lcep)
 {
@@ -529,12 +505,10 @@ void kiwi_lsocks_free(struct list_head *socks)
 
 /*
  * Is a wildcard listen from a namespace other than the device's netdev's?
- * In the shared netns mode rdma_cm's wildcard listen visits every device
- * whatever its namespace; opening sockets in the device's namespace would
- * hand the listener connections from a network it is not in, so kiwi
- * listens on nothing there.  The listener's namespace is its rdma_cm id's
- * (the iw_cm id's context is rdma_cm's rdma_id_private, whose first
- * member is the rdma_cm_id; see kiwi_qp_bind_ok() in engine/qp_state.c).
+ * In shared netns mode rdma_cm's wildcard listen visits every device; the
+ * listener would get connections from a network it is not in, so kiwi
+ * listens on nothing there.  The namespace is the rdma_cm id's (see
+ * kiwi_qp_bind_ok()).
  */
 static bool kiwi_listen_foreign(const struct iw_cm_id *id,
 				struct kiwi_cm_dev *cdev)

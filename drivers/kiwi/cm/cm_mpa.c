@@ -1,12 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management: the MPA exchange on the socket.  The
- * handshake's frame (the Request a listener awaits, the Reply an initiator
- * awaits) is parsed by the socket's own callbacks as it arrives; the
- * frames we send go out without waiting.  The steps that decide what to
- * send and what a frame means are the active and passive sides'
- * (cm_active.c, cm_passive.c).
- */
+/* kiwi connection management: the MPA exchange on the socket. */
 
 #include <linux/tcp.h>
 #include <net/sock.h>
@@ -41,11 +34,7 @@ int kiwi_cep_send(struct kiwi_cep *cep, const void *buf, size_t len)
 	return 0;
 }
 
-/*
- * All of a frame at once, without waiting: for the handshake's own frames
- * (Request, refusing Reply, Terminate), which go out first or right after
- * the Request, into a send buffer far larger than they are.
- */
+/* All of a small frame at once, without waiting, into the send buffer. */
 int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 		      size_t len)
 {
@@ -61,10 +50,7 @@ int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 
 /* ---- counters and trace events of the MPA exchange ---- */
 
-/*
- * Under cep->mutex: the frame in cep->hs->buf went (a Request or a Reply),
- * for the QP numbered qpn (0: none yet).
- */
+/* Under cep->mutex: the frame in hs->buf went, for QP qpn (0: none). */
 void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
 {
 	const struct kiwi_mpa_rr *rr = (const struct kiwi_mpa_rr *)cep->hs->buf;
@@ -117,11 +103,7 @@ void kiwi_cep_hs_kick(struct kiwi_cep *cep)
 		kiwi_cep_put(cep);	/* it was queued, with its own */
 }
 
-/*
- * Run the handshake work at when (its timer), unless it is queued already:
- * called when the handshake starts and from the work itself, so that can
- * only be a kick, which is immediate and comes first anyway.
- */
+/* Run the handshake work at when, unless queued (a kick, sooner). */
 void kiwi_cep_hs_arm(struct kiwi_cep *cep, unsigned long when)
 {
 	long delay = (long)(when - jiffies);
@@ -154,10 +136,7 @@ static int kiwi_cep_hs_actor(read_descriptor_t *rd, struct sk_buff *skb,
 			rv = -EPROTO;	/* cannot happen: parser contract */
 	}
 	if (rv) {
-		/*
-		 * The frame is complete or broken: leave the rest unread.
-		 * Pairs with the acquire in kiwi_cep_hs_status().
-		 */
+		/* complete or broken: rest unread (acquired in hs_status) */
 		smp_store_release(&cep->hs_status,
 				  rv > 0 ? KIWI_HS_COMPLETE : rv);
 		rd->count = 0;
@@ -239,11 +218,8 @@ void kiwi_cep_hs_detach(struct kiwi_cep *cep)
 }
 
 /*
- * Under cep->mutex: how the frame stands.  KIWI_HS_COMPLETE, a negative
- * errno, or KIWI_HS_READING to wait on (the callbacks stay).  Once the
- * deadline passed, the peer closed, or stop says so, the callbacks go and
- * what the socket holds is read one last time (a frame may have arrived
- * before the callbacks were installed, or just now).
+ * Under cep->mutex: KIWI_HS_COMPLETE, -errno or KIWI_HS_READING. At the
+ * deadline, close or stop, the callbacks go and the socket is read once more.
  */
 int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop)
 {

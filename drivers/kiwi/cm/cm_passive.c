@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management, passive side: a connection a listener
- * accepted (cm_listen.c) from its MPA Request to iw_accept or iw_reject.
- */
+/* kiwi CM, passive side: an accepted connection's Request to reply. */
 
 #include <net/sock.h>
 
@@ -26,10 +23,7 @@ static void kiwi_cep_refuse(struct kiwi_cep *cep, bool reply, bool abort)
 	kiwi_cep_finish(cep);
 }
 
-/*
- * Under lcep->mutex: cep's Request is no longer awaited (once: an evicted
- * one left the list when the listener made room).
- */
+/* Under lcep->mutex: cep's Request is no longer awaited (once). */
 void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 {
 	struct kiwi_cep *c;
@@ -47,11 +41,8 @@ void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep)
 }
 
 /*
- * Under lcep->mutex: must cep's complete Request wait for an older
- * connection?  Only for one from the same host (an order means something
- * only among one client's connections) that has begun its Request or was
- * accepted less than KIWI_ORDER_GRACE ago; *until is when to look again
- * if the only ones in the way are silent.
+ * Under lcep->mutex: must cep's complete Request wait for an older one from its
+ * host that began its Request or is younger than KIWI_ORDER_GRACE?
  */
 static bool kiwi_cep_req_blocked(struct kiwi_cep *lcep, struct kiwi_cep *cep,
 				 unsigned long *until)
@@ -84,15 +75,12 @@ static bool kiwi_cep_req_blocked(struct kiwi_cep *lcep, struct kiwi_cep *cep,
  * peer closed, the deadline passed, the listener went, or an older
  * connection left the queue.
  *
- * Connection requests from one host reach the consumer in the order TCP
- * accepted the connections, as from a single-threaded handshake:
- * applications that open several connections to one listener may pair
- * them up by order (perftest -q N does; its credit scheme deadlocks
- * otherwise).  The Requests are read in parallel, so that one slow peer
- * cannot stall the rest: a complete Request waits for the older ones from
- * its host still being read (lcep->children is in accept order), for
- * KIWI_ORDER_WAIT at most, and for a silent one only until its
- * KIWI_ORDER_GRACE has passed (kiwi_cep_req_blocked()).
+ * Requests from one host reach the consumer in accept order: applications
+ * may pair connections up by order (perftest -q N deadlocks otherwise).
+ * Requests are read in parallel, so one slow peer stalls no one: a
+ * complete Request waits for older ones from its host (lcep->children is
+ * in accept order) at most KIWI_ORDER_WAIT, and for a silent one only
+ * KIWI_ORDER_GRACE (kiwi_cep_req_blocked()).
  */
 void kiwi_cep_req_work(struct kiwi_cep *cep)
 {
@@ -136,11 +124,7 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 	if (st == KIWI_HS_COMPLETE)
 		kiwi_cep_frame_rcvd(cep);
 	if (gone || st < 0) {
-		/*
-		 * Listener or device gone, timeout, EOF, or no valid Request
-		 * (bad key, private data too long): RFC 5044 has no Reply
-		 * for those, just the close.
-		 */
+		/* no valid Request, or gone: no Reply (RFC 5044), just close */
 		if (st == -ETIMEDOUT) {
 			atomic64_inc(&kiwi_cm_req_timeouts);
 			kiwi_stat_inc(cep->cdev->kdev,
@@ -243,10 +227,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = -ECONNRESET;
 	if (!cep->sock)		/* too late: the timer reset it */
 		goto fail;
-	/*
-	 * From here on a failure closes the connection: iw_cm goes back to
-	 * idle and never asks us again about this endpoint.
-	 */
+	/* from here a failure closes: iw_cm goes idle, never asks again */
 	rv = -EINVAL;
 	qp = kiwi_accept_qp(cep, id, param);
 	if (!qp)

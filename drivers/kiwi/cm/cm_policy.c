@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi connection management: the MPA and liveness policy (per-device
- * sysfs files, most with a module parameter as default), the connect
- * timeout, and the per-device records that hold them.
- */
+/* kiwi connection management: the MPA and liveness policy per device. */
 
 #include <linux/module.h>
 #include <linux/sysfs.h>
@@ -45,11 +41,7 @@ static const struct kiwi_pol_name kiwi_pol_rtr[] = {
 	{ }
 };
 
-/*
- * The knobs of knobs.h: how each reads and writes (a name from a list, or
- * a number up to max) and the default a new device copies, which its
- * module parameter, where it has one, sets (READ_ONCE/WRITE_ONCE).
- */
+/* The knobs: how each parses and prints, and new devices' default. */
 static struct kiwi_knob {
 	enum kiwi_cm_knob id;
 	const char *name;
@@ -64,10 +56,8 @@ static struct kiwi_knob {
 };
 
 /*
- * 60 s, as cxgb4's ep_timeout_secs: the initiator's wait for the Reply
- * includes the responder's consumer setting up its side (perftest -a
- * registers 8 MiB before it accepts), which took longer than 10 s on a
- * loaded host.  Silent peers are bounded by the pending caps meanwhile.
+ * 60 s, as cxgb4's ep_timeout_secs: the wait for the Reply includes the
+ * responder's set-up.  The pending caps bound silent peers meanwhile.
  */
 static unsigned int kiwi_connect_timeout_ms = 60000;
 
@@ -113,34 +103,6 @@ static int kiwi_knob_format(enum kiwi_cm_knob k, unsigned int v, char *buf)
 	return scnprintf(buf, PAGE_SIZE, "%s\n", n->name ?: "?");
 }
 
-static int kiwi_knob_set_default(enum kiwi_cm_knob k, const char *val)
-{
-	unsigned int v;
-	int rv = kiwi_knob_parse(k, val, &v);
-
-	if (!rv)
-		WRITE_ONCE(kiwi_knobs[k].def, v);
-	return rv;
-}
-
-static int kiwi_knob_get_default(enum kiwi_cm_knob k, char *buf)
-{
-	return kiwi_knob_format(k, READ_ONCE(kiwi_knobs[k].def), buf);
-}
-
-static int kiwi_cm_set_timeout(const char *val)
-{
-	unsigned int ms;
-	int rv = kstrtouint(val, 0, &ms);
-
-	if (rv)
-		return rv;
-	if (!ms || ms > KIWI_TIMEOUT_MAX_MS)
-		return -EINVAL;
-	WRITE_ONCE(kiwi_connect_timeout_ms, ms);
-	return 0;
-}
-
 unsigned int kiwi_cm_get_timeout(void)
 {
 	return READ_ONCE(kiwi_connect_timeout_ms);
@@ -154,12 +116,20 @@ const char *kiwi_cm_knob_name(enum kiwi_cm_knob k)
 /* The module parameters: each knob's default, and connect_timeout_ms. */
 static int kiwi_param_knob_set(const char *val, const struct kernel_param *kp)
 {
-	return kiwi_knob_set_default(((struct kiwi_knob *)kp->arg)->id, val);
+	struct kiwi_knob *kn = kp->arg;
+	unsigned int v;
+	int rv = kiwi_knob_parse(kn->id, val, &v);
+
+	if (!rv)
+		WRITE_ONCE(kn->def, v);
+	return rv;
 }
 
 static int kiwi_param_knob_get(char *buf, const struct kernel_param *kp)
 {
-	return kiwi_knob_get_default(((struct kiwi_knob *)kp->arg)->id, buf);
+	struct kiwi_knob *kn = kp->arg;
+
+	return kiwi_knob_format(kn->id, READ_ONCE(kn->def), buf);
 }
 
 static const struct kernel_param_ops kiwi_param_knob_ops = {
@@ -168,9 +138,8 @@ static const struct kernel_param_ops kiwi_param_knob_ops = {
 };
 
 /*
- * The knobs of knobs.h that are module parameters too, with their
- * descriptions.  mpa_rev, mpa_p2p, mpa_rtr and mpa_markers are not: a
- * user sets them per peer, in the device's sysfs files.
+ * The knobs that are module parameters too. mpa_rev, mpa_p2p, mpa_rtr and
+ * mpa_markers are per peer: per-device sysfs files only.
  */
 #define KIWI_KNOB_PARAM(name, knob, desc)				\
 	module_param_cb(name, &kiwi_param_knob_ops, &kiwi_knobs[knob], 0644); \
@@ -188,7 +157,15 @@ KIWI_KNOB_PARAM(tcp_keepalive_s, KIWI_TCP_KEEPALIVE,
 static int kiwi_param_timeout_set(const char *val,
 				  const struct kernel_param *kp)
 {
-	return kiwi_cm_set_timeout(val);
+	unsigned int ms;
+	int rv = kstrtouint(val, 0, &ms);
+
+	if (rv)
+		return rv;
+	if (!ms || ms > KIWI_TIMEOUT_MAX_MS)
+		return -EINVAL;
+	WRITE_ONCE(kiwi_connect_timeout_ms, ms);
+	return 0;
 }
 
 static int kiwi_param_timeout_get(char *buf, const struct kernel_param *kp)
@@ -207,19 +184,13 @@ MODULE_PARM_DESC(connect_timeout_ms,
 
 /* ---- devices ---- */
 
-static struct kiwi_cm_dev *kiwi_cm_dev_find(struct kiwi_dev *kdev)
-{
-	lockdep_assert_held(&kiwi_cm_devs_mutex);
-	return kdev->cm;
-}
-
 /* Valid while the device is registered: dev_del runs at dealloc. */
 struct kiwi_cm_dev *kiwi_cm_dev_get(struct kiwi_dev *kdev)
 {
 	struct kiwi_cm_dev *cdev;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev;
 }
@@ -231,7 +202,7 @@ ssize_t kiwi_cm_knob_show(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
 	ssize_t rv = -ENODEV;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	if (cdev)
 		rv = kiwi_knob_format(k, READ_ONCE(cdev->knobs.v[k]), buf);
 	mutex_unlock(&kiwi_cm_devs_mutex);
@@ -249,24 +220,21 @@ ssize_t kiwi_cm_knob_store(struct kiwi_dev *kdev, enum kiwi_cm_knob k,
 	if (rv)
 		return rv;
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	if (cdev)
 		WRITE_ONCE(cdev->knobs.v[k], v);
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev ? count : -ENODEV;
 }
 
-/*
- * For the verbs (a QP's settings when it is created): the device's value,
- * or the default if its record is gone (a removal racing the verb).
- */
+/* The device's value, or the default once its record is gone. */
 unsigned int kiwi_cm_knob_get(struct kiwi_dev *kdev, enum kiwi_cm_knob k)
 {
 	struct kiwi_cm_dev *cdev;
 	unsigned int v;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	v = cdev ? READ_ONCE(cdev->knobs.v[k]) : READ_ONCE(kiwi_knobs[k].def);
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return v;
@@ -297,7 +265,7 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 	struct kiwi_cm_dev *cdev;
 
 	mutex_lock(&kiwi_cm_devs_mutex);
-	cdev = kiwi_cm_dev_find(kdev);
+	cdev = kdev->cm;
 	kdev->cm = NULL;
 	mutex_unlock(&kiwi_cm_devs_mutex);
 	return cdev;
@@ -307,10 +275,9 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 
 /*
  * The device's liveness settings, on a connection entering RDMA mode: a
- * peer or path that dies shows up as an error on the socket, which fails
- * the QP.  Keepalive probes go every third of the idle time, three of
- * them, so an idle connection is given up about twice the idle time after
- * the peer's last sign of life.
+ * dead peer or path fails the socket, and so the QP.  Three keepalive
+ * probes a third of the idle time apart: an idle connection is given up
+ * about twice the idle time after the peer's last sign of life.
  */
 void kiwi_cep_llp_opts(struct kiwi_cep *cep)
 {

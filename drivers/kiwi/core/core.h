@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi's lowest floor above proto/: the device, object accounting,
- * per-device counters, rings and the udata helpers every verb uses.
- */
+/* kiwi's floor above proto/: device, accounting, counters, rings, udata. */
 #ifndef KIWI_CORE_H
 #define KIWI_CORE_H
 
@@ -47,46 +44,11 @@ void kiwi_doorbell_count(void);
 void kiwi_core_debugfs(struct dentry *dir);
 void kiwi_core_leaks(void);
 
-/*
- * Per-device counters, shown by `rdma statistic show link <dev>/1` and in
- * /sys/class/infiniband/<dev>/ports/1/hw_counters (device.c names them;
- * Documentation/operability.md says what each counts).  Per CPU, so
- * that the data path pays one unshared add per batch or FPDU.
- */
+/* per-device counters (stats.h), per CPU for an unshared add */
 enum kiwi_stat {
-	KIWI_STAT_TX_FPDUS,
-	KIWI_STAT_TX_BYTES,		/* ULP payload of the FPDUs sent */
-	KIWI_STAT_RX_FPDUS,
-	KIWI_STAT_RX_BYTES,		/* ULP payload placed */
-	KIWI_STAT_CRC_ERRORS,
-	KIWI_STAT_TERM_SENT_RDMAP,	/* Terminates by layer (KIWI_LAYER_*) */
-	KIWI_STAT_TERM_SENT_DDP,
-	KIWI_STAT_TERM_SENT_LLP,
-	KIWI_STAT_TERM_RCVD_RDMAP,
-	KIWI_STAT_TERM_RCVD_DDP,
-	KIWI_STAT_TERM_RCVD_LLP,
-	KIWI_STAT_MPA_REQ_SENT,
-	KIWI_STAT_MPA_REQ_RCVD,
-	KIWI_STAT_MPA_REP_SENT,		/* accepting Replies */
-	KIWI_STAT_MPA_REP_RCVD,
-	KIWI_STAT_MPA_REJ_SENT,		/* Replies with R set */
-	KIWI_STAT_MPA_REJ_RCVD,
-	KIWI_STAT_CONNECT_TIMEOUTS,
-	KIWI_STAT_ORDER_WAITS_EXPIRED,	/* a handshake gave up its turn's wait */
-	KIWI_STAT_CONNECT_PORT_FALLBACKS, /* rdma_cm's port taken: TCP chose */
-	KIWI_STAT_DOORBELLS,
-	KIWI_STAT_COMPLETIONS,
-	KIWI_STAT_COMPLETIONS_FLUSHED,
-	KIWI_STAT_RX_DEFERRED,		/* arrivals handed to rx_work */
-	KIWI_STAT_RRESP_DEFERRED,	/* Read Responses sent from another CPU */
-	KIWI_STAT_POSTS_DIRECT,		/* kernel posts sent in the poster's context */
-	KIWI_STAT_FASTREG_WRS,		/* REG_MR WRs executed */
-	KIWI_STAT_FASTREG_REMAPS,	/* ... on an MR registered before */
-	KIWI_STAT_LOCAL_INVS,		/* LOCAL_INV, Read with local invalidate */
-	KIWI_STAT_REMOTE_INVS,		/* Send with Invalidate honoured */
-	KIWI_STAT_FASTREG_PLACED,	/* tagged FPDUs placed into FR MRs */
-	KIWI_STAT_TX_CRC_COPY_BYTES,	/* payload copied with its CRC, one pass */
-	KIWI_STAT_TX_CRC_PASS_BYTES,	/* payload CRC'd in a pass of its own */
+#define KIWI_STAT(e, ...)	e,
+#include "stats.h"
+#undef KIWI_STAT
 	KIWI_STAT_MAX
 };
 
@@ -94,12 +56,7 @@ struct kiwi_stats {
 	u64 v[KIWI_STAT_MAX];
 };
 
-/*
- * What an object is charged for (kiwi_charge()): the device's limit of
- * its kind and, for a user object, a cap per context and a cap for all
- * user contexts of the device together, which leaves part of the
- * device's numbers to kernel consumers.
- */
+/* What objects are charged against (device limit, user caps). */
 enum kiwi_uobj {
 	KIWI_UOBJ_PD,
 	KIWI_UOBJ_CQ,
@@ -111,12 +68,7 @@ enum kiwi_uobj {
 
 struct kiwi_dev {
 	struct ib_device ibdev;
-	/*
-	 * Not a reference: ib_device_set_netdev() holds one for as long as the
-	 * device is registered, and the netdev notifier unregisters us before
-	 * the netdev goes away.  Prefer kiwi_ib_netdev_get() where a
-	 * reference is needed across sleeping calls.
-	 */
+	/* not a reference: ib_core's lasts until the notifier unregisters us */
 	struct net_device *netdev;
 
 	spinlock_t lock;		/* state, mac */
@@ -128,10 +80,7 @@ struct kiwi_dev {
 	struct xarray mr_xa;		/* STag index -> kiwi_mr */
 	u32 mr_next;			/* cyclic STag index allocation */
 
-	/*
-	 * Objects against the KIWI_MAX_* limits (kiwi_charge()); QPs and
-	 * MRs are limited by their numbers' allocation instead.
-	 */
+	/* against KIWI_MAX_*; QPs and MRs are bounded by their numbers */
 	atomic_t nobj[KIWI_UOBJ_MAX];
 	atomic_t cq_ids;		/* cq_id handed to the provider */
 	atomic_t nuser[KIWI_UOBJ_MAX];	/* objects of all user contexts */
@@ -175,11 +124,7 @@ struct kiwi_pd {
 /* Every ring ends with one control block of this size (kiwi-abi.h). */
 #define KIWI_RING_CTRL_SIZE	64
 
-/*
- * A ring of fixed-size slots followed by a 64-byte control block; the
- * same layout serves user objects (vmalloc_user, mmapped) and kernel
- * objects, so that the data path has one format to handle.
- */
+/* Slots and a 64-byte control block, for user and kernel objects. */
 struct kiwi_ring {
 	void *mem;
 	u32 num;			/* slots, a power of two */

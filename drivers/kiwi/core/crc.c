@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: which CRC path payload copies take (proto/crc.c), chosen at load
- * from the CPU's features and switched in debugfs for comparisons.
- */
+/* kiwi: which CRC path payload copies take (proto/crc.c), in debugfs. */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -12,12 +9,8 @@
 #include "core.h"
 
 /*
- * debugfs kiwi/crc_copy: how payload copies compute their CRC,
- * "onepass" (the crc32 instruction in the same pass as the copy) or
- * "split" (the copy, then the kernel's crc32c()).  One pass wherever the
- * CPU has crc32: the kernel's crc32c() runs the same instruction (fewer
- * streams) in a second pass, while in one pass it issues beside the
- * copy's loads and stores (Documentation/module.md).
+ * debugfs kiwi/crc_copy: "onepass" (crc32 in the copy's pass) where the CPU has
+ * crc32, or "split", copy then crc32c() (module.md).
  */
 static const char * const kiwi_crc_modes[] = { "onepass", "split" };
 

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * kiwi trace events (tracefs events/kiwi/): QP state changes, the MPA
+ * kiwi trace events (events/kiwi/, operability.md): QP states, the MPA
  * exchange and the RTR, Terminates, work requests posted and completed.
- * Disabled, each costs a patched-out branch (a static key).  The fields
- * are what the wire or the verbs carry; Documentation/operability.md
- * lists them.  CREATE_TRACE_POINTS is defined in core/obj.c only.
+ * CREATE_TRACE_POINTS is defined in core/obj.c only.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM kiwi
@@ -154,9 +152,8 @@ DEFINE_EVENT(kiwi_term_class, kiwi_term_rcvd,
 	TP_ARGS(qpn, t));
 
 /*
- * A work request the kernel learnt of: posted by a kernel consumer, or a
- * user QP's SQE or RQE when the engines take it from the mapped ring
- * (user posts make no system call).  opcode: enum kiwi_opcode.
+ * A work request posted by a kernel consumer, or a user QP's SQE or RQE
+ * when the engines take it from the ring.  opcode: enum kiwi_opcode.
  */
 TRACE_EVENT(kiwi_wr_post,
 	TP_PROTO(u32 qpn, bool recv, bool user, u64 id, u8 opcode, u32 len),

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: object counts and doorbells in debugfs, the charges of user
- * contexts' objects, the udata helpers, and the trace points.
- */
+/* kiwi: object counts and doorbells in debugfs, charges, udata, traces. */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <rdma/restrack.h>
@@ -38,10 +35,8 @@ void kiwi_obj_dec(enum kiwi_obj obj)
 }
 
 /*
- * How often the provider rang an SQ doorbell, all devices together: tests
- * show with it that posts to a busy engine need none.  Per CPU: one
- * shared counter would bounce between the CPUs of both ends on every
- * message.
+ * SQ doorbells rung, all devices (tests show busy engines need none);
+ * per CPU, so that both ends do not share one line per message.
  */
 static DEFINE_PER_CPU(u64, kiwi_doorbells);
 
@@ -111,10 +106,9 @@ int kiwi_respond(struct ib_udata *udata, const void *resp, size_t len)
 }
 
 /*
- * Caps on user objects, so that one user cannot take every number of a
- * kind (the device limits of kiwi-abi.h): a context gets at most a
- * quarter of them, and all user contexts together leave a sixteenth to
- * kernel consumers (NVMe-oF, NFS, iSER).  Documentation/limits.md.
+ * Caps on user objects (limits.md): a context gets at most a quarter of a
+ * device limit, and user contexts together leave a sixteenth to kernel
+ * consumers (NVMe-oF, NFS, iSER).
  */
 static const u32 kiwi_uobj_max[KIWI_UOBJ_MAX] = {
 	[KIWI_UOBJ_PD] = KIWI_MAX_PD,
@@ -160,10 +154,8 @@ static void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
 }
 
 /*
- * Charge one object of kind t: to the user context of udata (caps per
- * context and for all user contexts), then to the device's limit.
- * *uctx is what kiwi_uncharge() takes (NULL for a kernel object).
- * -ENOMEM over a cap or limit.
+ * Charge one object of kind t to udata's context, then to the device.
+ * *uctx is for kiwi_uncharge() (NULL: kernel).  -ENOMEM over a limit.
  */
 int kiwi_charge(struct kiwi_dev *kdev, struct ib_udata *udata,
 		enum kiwi_uobj t, struct kiwi_ucontext **uctx)

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi rings: slot arrays allocated by the kernel, mapped into the
- * process for user objects (kiwi_mmap()), used in place for kernel ones.
- */
+/* kiwi rings: slot arrays, mapped into the process for user objects. */
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/sched/mm.h>
@@ -11,12 +8,7 @@
 
 #include "core.h"
 
-/*
- * User rings are freed only when ib_core drops the last reference to their
- * mmap entry, so that an mmap() racing with the destruction of the object
- * never maps freed memory, and no mapping outlives the memory (each VMA
- * holds a reference, see kiwi_mmap()).
- */
+/* Freed with the mmap entry's last reference, which each VMA holds. */
 struct kiwi_umap {
 	struct rdma_user_mmap_entry rdma;
 	void *mem;
@@ -25,12 +17,9 @@ struct kiwi_umap {
 };
 
 /*
- * Ring memory is unswappable kernel memory that the user sizes, outside
- * the process's RSS: count it as pinned memory against RLIMIT_MEMLOCK of
- * the creating process, as ib_umem does for MR pages, so that a process
- * without CAP_IPC_LOCK cannot take more than its limit.  The mm is kept
- * (mmgrab) so that the same counter is uncharged, even after the process
- * exited or the device was disassociated.
+ * Rings are unswappable memory the user sizes: charged as pinned against
+ * the creator's RLIMIT_MEMLOCK, as ib_umem does.  The mm is kept (mmgrab)
+ * to uncharge the same counter after exit or disassociation.
  */
 static int kiwi_umap_charge(struct kiwi_umap *um, size_t bytes)
 {
@@ -88,14 +77,10 @@ int kiwi_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		goto out;
 	}
 	/*
-	 * Page by page, as PFN mappings: the ring is not VM_USERMAP memory
-	 * (see kiwi_ring_alloc()), so remap_vmalloc_range() would refuse
-	 * it, and device removal revokes the mapping with zap_vma_ptes(),
-	 * which touches VM_PFNMAP areas only.  Such PTEs hold no page
-	 * reference: the ring's memory is kept by the mmap entry, which
-	 * ib_uverbs holds for every VMA it tracks (a fork's or a split's
-	 * copy too) until the VMA is unmapped or zapped (compat.h).  On
-	 * failure mmap() unmaps what was mapped; nothing is tracked.
+	 * Page by page, as PFN mappings: not VM_USERMAP memory, and device
+	 * removal's zap_vma_ptes() touches VM_PFNMAP areas only.  The mmap
+	 * entry, held for every tracked VMA (compat.h), keeps the pages.
+	 * On failure mmap() unmaps what was mapped.
 	 */
 	for (off = 0, rv = 0; off < vma->vm_end - vma->vm_start && !rv;
 	     off += PAGE_SIZE)
@@ -136,11 +121,7 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
 		kfree(um);
 		return rv;
 	}
-	/*
-	 * Zeroed, page aligned and charged to the caller's memory cgroup:
-	 * ring sizes are the user's to choose, up to KIWI_MAX_QP_WR and
-	 * KIWI_MAX_CQE slots per ring.
-	 */
+	/* charged to the caller's memcg: ring sizes are the user's choice */
 	um->mem = __vmalloc(r->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!um->mem) {
 		kiwi_umap_uncharge(um);

@@ -78,10 +78,8 @@ struct kiwi_tx_wr {
 
 #define KIWI_TX_IOV	64
 /*
- * The framing buffer starts at KIWI_TX_FBUF_MIN, where the kvecs bound a
- * batch of bulk FPDUs before it does, and grows to KIWI_TX_FBUF once it
- * bounds one instead: small inline messages, which it carries whole, or
- * (by a few bytes) a full batch of MSS-sized Sends.
+ * The framing buffer starts at KIWI_TX_FBUF_MIN and grows to KIWI_TX_FBUF
+ * once it, not the kvecs, bounds a batch (small inline messages).
  */
 #define KIWI_TX_FBUF_MIN	1024
 #define KIWI_TX_FBUF	2048
@@ -136,20 +134,13 @@ struct kiwi_txs {
 	u32 max_ulpdu;			/* MULPDU, kiwi_txs_mulpdu() */
 	u32 mss;			/* the MSS max_ulpdu is for */
 	u16 fpdu_max;			/* negotiated longer FPDUs, 0: none */
-	/*
-	 * The connection's socket, for its MSS (kiwi_txs_mulpdu()): read
-	 * only by the engine, which runs while qp->sock holds it.
-	 */
-	struct sock *sk;
+	struct sock *sk;		/* for its MSS, held by qp->sock */
 	struct kiwi_tx_wr wr;
 	/* the batch handed to one tcp_sendmsg(), resumable */
 	struct kvec iov[KIWI_TX_IOV];
 	/* iov[i] is sent by reference, its page kiwi_iov_page() */
 	DECLARE_BITMAP(zc, KIWI_TX_IOV);
-	/*
-	 * iov[i] is a copy in a page of kiwi's own, sent by reference
-	 * (CRC on: kiwi_own_copy()); the kvec holds a page reference
-	 */
+	/* iov[i] is in a referenced page of kiwi's own (kiwi_own_copy()) */
 	DECLARE_BITMAP(own, KIWI_TX_IOV);
 	/* iov[i] points into iov_mr[i] as mapped at generation iov_gen[i] */
 	struct kiwi_mr *iov_mr[KIWI_TX_IOV];
@@ -171,17 +162,14 @@ struct kiwi_txs {
 	u32 nwc;
 	/*
 	 * Zero copy: the batch's payload bytes by page reference; the end
-	 * of the last batch that had some (zc_live: not yet acknowledged,
-	 * zc_held of its and earlier batches' bytes); the sequence number
-	 * write_space waits for.
+	 * of the last batch that had some (zc_seq; zc_live: not yet acked,
+	 * zc_held: bytes of it and earlier batches).
 	 */
 	u32 zcb;
 	/*
-	 * CRC on: the page kiwi copies payload and framing into, filled to
-	 * ooff (the kvecs before it hold references of their own); own_on:
-	 * the FPDU being framed goes there; the batch's payload bytes
-	 * copied there (ownb) and CRC'd in a pass apart from any copy
-	 * (passb), for the counters.
+	 * CRC on: the page payload and framing are copied into, filled to
+	 * ooff; own_on: the FPDU being framed goes there; for the counters,
+	 * payload bytes copied there (ownb) and CRC'd apart from a copy (passb)
 	 */
 	struct page *opage;
 	u32 ooff;
@@ -194,13 +182,11 @@ struct kiwi_txs {
 	/*
 	 * Completions waiting for an earlier WR (a Read, pages by
 	 * reference), in SQ order from held_tail to held_head (KIWI_TX_HELD,
-	 * allocated at the first Read or zero copy).  Under qp->lock, since
-	 * rx completes Reads in it; tx alone adds entries, and reads
-	 * held_tail without the lock to see that none waits (the fast
-	 * path: wc[] is then posted as it is).  nbq of the batch's own
-	 * entries are in it from batch_first on; held_busy: a caller of
-	 * kiwi_pend_drain() is posting, and the others leave it theirs.
-	 * (Fields ordered to fill holes: the struct stays in kmalloc-4k.)
+	 * allocated at the first Read or zero copy).  Under qp->lock, as rx
+	 * completes Reads; tx alone adds entries and reads held_tail
+	 * unlocked to see that none waits (then wc[] is posted as it is).
+	 * nbq of the batch's entries are in it from batch_first on;
+	 * held_busy: a kiwi_pend_drain() caller is posting for the others.
 	 */
 	bool held_busy;
 	u8 nbq;
@@ -215,16 +201,8 @@ struct kiwi_txs {
 	bool more;			/* more FPDUs wait: MSG_MORE */
 	bool ord_wait;			/* the next SQE waits for Reads */
 	struct kiwi_cur rr;		/* Read Response source */
-	/*
-	 * fsize bytes, allocated apart: without them the struct fits
-	 * kmalloc-4k instead of kmalloc-8k (bench-memory, per idle QP)
-	 */
-	u8 *fbuf;
-	/*
-	 * The receive side's parser and the Receive being filled (rx.c's,
-	 * through qp->rx and qp->rxs): allocated with the connection here
-	 * rather than in kiwi_qp, which then fits kmalloc-1k (bench-memory).
-	 */
+	u8 *fbuf;			/* fsize bytes, apart: a smaller txs */
+	/* rx.c's parser and Receive (qp->rx, qp->rxs), per connection */
 	struct kiwi_rx rx;
 	struct kiwi_rx_send rxs;
 };
@@ -244,8 +222,8 @@ struct kiwi_qp {
 	struct completion freed;
 
 	/*
-	 * The QP's locks, outermost first (derived from the code; the
-	 * helpers that rely on one assert it with lockdep_assert_held()):
+	 * The QP's locks, outermost first (helpers assert theirs with
+	 * lockdep_assert_held()):
 	 *
 	 *   cep->mutex		the CM's (cep.h), held over llp_start/stop
 	 *   stop_mutex		quiesce and llp_stop
@@ -258,8 +236,8 @@ struct kiwi_qp {
 	 *   cq->lock		kiwi_cq_push() from flushes and completions
 	 *
 	 * stop_mutex waits for tx_work and rx_work (cancel_work_sync()), so
-	 * neither work nor a holder of tx_mutex may take it.  The CM's cep->lock
-	 * (conn->ops llp_event and disconnect) is taken under
+	 * neither work nor a holder of tx_mutex may take it.  The CM's
+	 * cep->lock (conn->ops llp_event and disconnect) is taken under
 	 * tx_mutex or the socket lock, never under lock, and takes none.
 	 */
 	/* state and the queues' indices; posts run in atomic context */
@@ -271,11 +249,7 @@ struct kiwi_qp {
 	bool user;
 	bool sig_all;
 	bool rnic_strict;		/* the device's rnic_strict at creation */
-	/*
-	 * The caps asked for at creation, reported as they are and enforced
-	 * on kernel posts and on every WQE taken from a ring, as RNICs
-	 * refuse more than the QP was created with (rnic-compat.md).
-	 */
+	/* caps as created, enforced on every WQE, as RNICs do (rnic-compat) */
 	u8 max_send_sge;
 	u8 max_recv_sge;		/* 0 with an SRQ */
 	u8 max_inline;
@@ -296,10 +270,7 @@ struct kiwi_qp {
 	/* ---- the engines (tx*.c, rx.c), while connected ---- */
 	unsigned long eflags;		/* KIWI_EF_* */
 	struct kiwi_conn *conn;		/* referenced while KIWI_EF_ON */
-	/*
-	 * The initiator's connection holding this QP from iw_connect until
-	 * it drops the QP (under lock): destroy_qp aborts its handshake.
-	 */
+	/* initiator's, iw_connect to QP drop (lock): destroy_qp aborts it */
 	struct kiwi_conn *connecting;
 	struct socket *sock;
 	void (*sk_data_ready)(struct sock *sk);
@@ -309,10 +280,8 @@ struct kiwi_qp {
 	struct completion llp_stopped;	/* destroy_qp waits for llp_stop */
 
 	/*
-	 * ORD: Reads we sent, oldest at ord_tail (under lock).  The rings
-	 * are allocated at llp_start for the depths the connection settled
-	 * (a power of two, mask + 1 entries), not for KIWI_MAX_ORD/IRD: the
-	 * QP then fits kmalloc-1k (bench-memory, per idle QP).
+	 * ORD: Reads we sent, oldest at ord_tail (under lock).  The rings are
+	 * allocated at llp_start for the depths settled (mask + 1 entries).
 	 */
 	struct kiwi_ord_ent *ordq;
 	u32 ord_mask;
@@ -326,10 +295,7 @@ struct kiwi_qp {
 	u32 ird_tail;
 	u32 ird_max;
 
-	/*
-	 * Receive side, touched only by sk_data_ready (rx.c) and rx_work,
-	 * which own the socket in turn.
-	 */
+	/* receive side: sk_data_ready and rx_work, owning the socket in turn */
 	struct kiwi_rx *rx;		/* in txs, from the first llp_start */
 	struct kiwi_rx_send *rxs;
 	struct kiwi_mr *rx_mr;		/* destination of the tagged FPDU */
@@ -339,11 +305,7 @@ struct kiwi_qp {
 	bool rx_rtr;			/* it is the RTR (p2p responder) */
 	u32 rx_bytes;			/* payload placed of this FPDU */
 	struct kiwi_ird_ent rx_rreq;	/* Read Request queued at DONE */
-	/*
-	 * The status the oldest WR in flight completes with when the
-	 * engines are flushed (a received Terminate blames it), under
-	 * lock; IB_WC_SUCCESS: none, it is flushed like the rest.
-	 */
+	/* received Terminate's status for the oldest WR at the flush */
 	u8 term_status;
 
 	struct work_struct tx_work;
@@ -358,7 +320,6 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
-
 
 /*
  * A WR is posted in the SQ slot the engine takes next (qp->lock or the

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi queue pairs, private to qp*.c: what the object (qp.c), its state
- * machine (qp_state.c) and the posting of work requests (qp_post.c)
- * share.  What the engines and the CM call is in engine.h and conn.h.
- */
+/* kiwi queue pairs: what qp.c, qp_state.c and qp_post.c share. */
 #ifndef KIWI_QP_H
 #define KIWI_QP_H
 

@@ -3,12 +3,10 @@
  * kiwi: the queue pair state machine: modify_qp, the flushes, and the QP
  * side of the engines (connect, errors, Terminates, stop).
  *
- * iWARP QPs are RC only and reach RTS through the connection manager,
- * never through modify_qp.  A new QP is in INIT, the Idle state of the
- * iWARP verbs, as RNICs (cxgb4, newer siw) report it; from the verbs a
- * QP goes RESET -> INIT, INIT -> INIT or RTR, anything -> ERR and
- * anything -> RESET; a connected QP goes to SQD (graceful) or ERR
- * (abortive) through the CM.
+ * iWARP QPs are RC only and reach RTS through the CM, never modify_qp.
+ * A new QP is in INIT (iWARP's Idle, as cxgb4 and siw report it); the
+ * verbs move it RESET -> INIT, INIT -> INIT or RTR, and anything to ERR
+ * or RESET; a connected QP goes to SQD (graceful) or ERR (abortive).
  */
 #include <linux/string.h>
 #include <net/sock.h>
@@ -86,11 +84,8 @@ void kiwi_flush_rq(struct kiwi_qp *qp)
 }
 
 /*
- * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while
- * the engines still hold WRs (Reads in ORD, the WR being sent): those
- * are older than any in the rings and complete first, when
- * kiwi_qp_flush_all() runs at the stop that the CM carries out on the
- * event which put the QP in ERR.  Until then new WRs wait in the rings.
+ * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while the
+ * engines hold older WRs, which kiwi_qp_flush_all() completes first.
  */
 bool kiwi_qp_flush_now(struct kiwi_qp *qp)
 {
@@ -123,14 +118,11 @@ static void kiwi_qp_reset(struct kiwi_qp *qp)
 #define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | KIWI_QP_REMOTE)
 
 /*
- * The access flags a QP's Writes and Reads from the peer are checked
- * against.  A QP starts with both remote rights, and flags without any
- * remote right given in INIT leave them: that is what rdma_cm gives every
- * iWARP client QP before its connection exists (rdma_init_qp_attr()
- * without an iw_cm id; librdmacm's rdma_create_qp()), whatever the
- * application wants, and the applications rely on the rights the iw_cm
- * would have given (rping's server Writes to its client).  Any other
- * setting, in INIT with a remote right or in RTR and RTS, is enforced.
+ * The access flags the peer's Writes and Reads are checked against.  A
+ * QP starts with both remote rights, and INIT flags without a remote
+ * right leave them: rdma_cm sets such flags on every iWARP client QP
+ * before it connects, and applications rely on the rights iw_cm would
+ * give (rping's server Writes to its client).  Anything else is enforced.
  */
 static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
 			      int flags)
@@ -163,12 +155,7 @@ static int kiwi_qp_transition(struct kiwi_qp *qp, enum ib_qp_state cur,
 			return -EINVAL;
 		return 0;
 	case IB_QPS_SQD:
-		/*
-		 * iw_cm's graceful disconnect of a connected QP.  librdmacm's
-		 * rdma_disconnect() asks for SQD on iWARP even when the peer
-		 * closed first and the QP is in ERR already: nothing to do
-		 * then, and failing it fails the application (perftest).
-		 */
+		/* rdma_disconnect() asks even in ERR: failing fails perftest */
 		if (cur == IB_QPS_ERR)
 			return 1;
 		if (cur != IB_QPS_RTS && cur != IB_QPS_SQD)
@@ -180,11 +167,7 @@ static int kiwi_qp_transition(struct kiwi_qp *qp, enum ib_qp_state cur,
 			return -EINVAL;
 		return 0;
 	case IB_QPS_RTS:
-		/*
-		 * Only the connection manager moves a QP to RTS, when the
-		 * connection is up.  iw_cm's own modify requests for RTR and
-		 * RTS carry an empty mask and take the no-change path.
-		 */
+		/* only the CM does; iw_cm's own requests carry an empty mask */
 		if (new != cur)
 			return -EINVAL;
 		return 0;
@@ -260,10 +243,7 @@ int kiwi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (conn) {
-		/*
-		 * Abortive: every outstanding WR completes (flushed) before
-		 * this returns, so that ib_drain_qp()'s own WR completes last.
-		 */
+		/* abortive: flush all now, so ib_drain_qp()'s WR comes last */
 		if (new == IB_QPS_ERR)
 			kiwi_qp_quiesce(qp);
 		conn->ops->disconnect(conn, new == IB_QPS_ERR);
@@ -286,11 +266,7 @@ void kiwi_qp_event(struct kiwi_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/*
- * The engines found the connection broken (any context): ERR.  Every
- * outstanding WR is flushed, oldest first, when the engines stop (the
- * CM stops them on the event that goes with this).
- */
+/* The engines found the connection broken (any context): ERR. */
 void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 {
 	unsigned long flags;
@@ -314,12 +290,8 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 }
 
 /*
- * A Terminate received for an access violation (rx.c): the QP goes to ERR
- * with IB_EVENT_QP_ACCESS_ERR, and the oldest WR in flight is blamed.
- * RDMA Writes and Sends complete once TCP has them, so the one that caused
- * it may have completed already; the next one still outstanding then
- * carries the error (a Read in ORD, the WR being sent).  If there is none
- * the event alone reports it.
+ * A Terminate received for an access violation: ERR, and the oldest WR in
+ * flight takes the blame (the culprit may have completed already).
  */
 void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev)
 {
@@ -347,14 +319,10 @@ static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
 }
 
 /*
- * The send queue's completions not posted, in SQ order (tx_batch.c):
- * those whose WRs are done (a Read answered, pages acknowledged, a batch
- * taken) complete as they are, the others (Reads in ORD, pages not
- * acknowledged, the batch TCP did not take in full) by the rule of the
- * flush: the oldest takes a received Terminate's status, a WR's own
- * local error stays, memory operations took effect and complete as they
- * were, the rest are flushed.  The Reads' sink MRs are released.  Under
- * qp->lock.
+ * Under qp->lock: the SQ's completions not posted, in SQ order.  Done WRs,
+ * local errors and memory operations complete as they are; of the rest
+ * the oldest takes a received Terminate's status, the others are flushed.
+ * The Reads' sink MRs are released.
  */
 static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 				 u8 *st)
@@ -408,10 +376,7 @@ static void kiwi_flush_tx_wr(struct kiwi_qp *qp, struct kiwi_txs *txs,
 	}
 }
 
-/*
- * The receive side: the Receive being filled, the RQ ring, the Read
- * Requests we were answering, the FPDU being placed.
- */
+/* The receive side: the Receive, the RQ, IRD, the FPDU in progress. */
 static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 {
 	u8 rst = IB_WC_WR_FLUSH_ERR;
@@ -475,10 +440,8 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 }
 
 /*
- * Stop both engines without giving the socket back (process context):
- * no rx runs after the callback lock is dropped and rx_work is cancelled
- * (data_ready queues no more once RX_DEAD is set), no tx after its work
- * is cancelled and the doorbell mutex passed.  Then flush.  Idempotent.
+ * Stop both engines, keeping the socket (process context): RX_DEAD and TX_STOP
+ * under their locks, their works cancelled.  Then flush.  Idempotent.
  */
 static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 {
@@ -516,18 +479,13 @@ void kiwi_txs_free(struct kiwi_txs *txs)
 }
 
 /*
- * The largest ULPDU an FPDU may carry for an MSS of mss: RFC 5044's
- * MULPDU, so that each FPDU fits one TCP segment, or the negotiated size
- * where both ends offered FPDUs beyond the MSS.
+ * The largest ULPDU for an MSS of mss: RFC 5044's MULPDU, one FPDU per
+ * segment, or the negotiated size where both ends offered larger FPDUs.
  */
 static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 {
 	u32 m;
 
-	/*
-	 * Both ends offered FPDUs beyond the MSS (mpa_fpdu_max): fewer
-	 * headers to frame and parse, and fewer, larger pieces for TCP.
-	 */
 	if (txs->fpdu_max > mss)
 		mss = txs->fpdu_max;
 	m = kiwi_mpa_mulpdu(mss, txs->fr.markers);
@@ -542,24 +500,12 @@ static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 
 /*
  * The largest ULPDU for the connection's MSS as it is now, read for each
- * FPDU (tx_mutex held).  The path MTU may change under a live connection
- * (the route's or the device's MTU, an ICMP "fragmentation needed"): TCP
- * then cuts its segments to the new MSS, and FPDUs sized once at the
- * start would each straddle two segments from then on, or leave most of
- * a larger segment unused.
- *
- * tcp_current_mss() is not exported, and it may resync the MSS, which
- * wants the socket's lock; the engine frames without it.  TCP calls it
- * itself on every tcp_sendmsg() and every push from ACK processing (and
- * resyncs at once on an ICMP "fragmentation needed"), keeping the result
- * in mss_cache: the cached value is at most one of our batches behind
- * the route.  TCP writes it under the socket's lock, hence READ_ONCE()
- * (siw reads it unlocked too, per WR: siw_update_tcpseg()).  FPDUs
- * already handed to TCP keep their size.  With Markers the size
- * may change between any two FPDUs: a Marker's place is a stream
- * position, not a place in an FPDU, and the MULPDU leaves room for as
- * many Markers as one MSS can hold (RFC 5044's formula).  Where longer
- * FPDUs were negotiated, an MSS below their size changes nothing.
+ * FPDU (tx_mutex held): the path MTU may change under a live connection,
+ * and FPDUs sized once would then straddle segments.  tcp_current_mss()
+ * is not exported and wants the socket's lock; TCP keeps its result in
+ * mss_cache on every send and ACK, at most a batch behind the route
+ * (siw reads it unlocked too).  With Markers the size may change between
+ * any two FPDUs: a Marker's place is a stream position.
  */
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs)
 {
@@ -586,10 +532,7 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	txs = kzalloc(sizeof(*txs), GFP_KERNEL);
 	if (!txs)
 		return NULL;
-	/*
-	 * Room for one FPDU's framing at least (kiwi_batch_room()): with
-	 * Markers, up to 12 pieces of framing, more than KIWI_TX_FBUF_MIN
-	 */
+	/* one FPDU's framing at least: with Markers, up to 12 pieces */
 	txs->fsize = res->markers_tx ? KIWI_TX_FBUF : KIWI_TX_FBUF_MIN;
 	txs->fbuf = kmalloc(txs->fsize, GFP_KERNEL);
 	if (!txs->fbuf) {
@@ -612,10 +555,8 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 }
 
 /*
- * A referenced QP by number, or NULL.  Under the xarray's lock a QP that
- * is found still holds its creation reference: destroy_qp drops that
- * only after removing the number, and then waits for this one.  iw_cm
- * calls in with a spinlock held and interrupts off: the irqsave variant.
+ * A referenced QP by number, or NULL; a QP found under the xarray's lock still
+ * holds its creation reference. irqsave: iw_cm calls with irqs off.
  */
 struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
 {
@@ -632,17 +573,11 @@ struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
 
 /*
  * May the caller of connect or accept on id bind qp to it?  The QP number
- * given to rdma_connect() and rdma_accept() comes from user space
- * unchecked (librdmacm passes any number when the rdma_cm_id has no QP of
- * its own), and iw_cm calls connect and accept in the caller's context: a
- * user QP is bound only by the process that created it.
- *
- * A kernel QP is bound only through the rdma_cm id it was created on
- * (rdma_create_qp(), which every kernel ULP uses): a user's id has no QP
- * in the kernel, so a user naming a kernel QP's number is refused.  That
- * id is reached through the iw_cm id's context: rdma_cm is iw_cm's only
- * user and passes its rdma_id_private, whose first member is the
- * rdma_cm_id (drivers/infiniband/core/cma_priv.h, 6.1 through 6.12).
+ * comes from user space unchecked, in the caller's context: a user QP is
+ * bound only by the process that created it, a kernel QP only through
+ * the rdma_cm id it was created on (rdma_create_qp()).  iw_cm's context
+ * is rdma_cm's rdma_id_private, whose first member is the rdma_cm_id
+ * (core/cma_priv.h, 6.1 through 6.12).
  */
 static bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
 {
@@ -674,10 +609,7 @@ void kiwi_qp_conn_set(struct kiwi_qp *qp, struct kiwi_conn *conn)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/*
- * A new stream's engine state, before KIWI_EF_ON (under lock): its txs,
- * the receive parser, the ORD and IRD indices and the engines' flags.
- */
+/* A new stream's engine state, before KIWI_EF_ON (under lock). */
 static void kiwi_qp_llp_reset(struct kiwi_qp *qp, struct kiwi_txs *txs,
 			      const struct kiwi_conn_params *params)
 {
@@ -745,11 +677,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 	if (!txs || !ordq || !irdq)
 		goto err;
 
-	/*
-	 * tx_mutex: a stale kick of an earlier connection's engine may still
-	 * be running; it must not see the new txs half set up, nor the old
-	 * one freed under it.
-	 */
+	/* a stale earlier engine run must not see txs half set up or freed */
 	mutex_lock(&qp->tx_mutex);
 	spin_lock_irqsave(&qp->lock, flags);
 	if ((qp->state != IB_QPS_INIT && qp->state != IB_QPS_RTR) ||
@@ -768,12 +696,7 @@ int kiwi_qp_llp_start(struct kiwi_qp *qp, struct kiwi_conn *conn,
 	qp->ord_max = ord_max;
 	qp->ird_max = ird_max;
 	if (!qp->user) {
-		/*
-		 * Kernel posts may send from the block I/O path and from any
-		 * task (kiwi_tx_post()): no reclaim into I/O, and TCP's page
-		 * fragments from the socket, not from a task that may be in
-		 * a send of its own.
-		 */
+		/* block I/O paths: no reclaim into I/O, own page frags */
 		sk->sk_allocation = GFP_NOIO;
 		kiwi_sk_own_frags(sk);
 	}

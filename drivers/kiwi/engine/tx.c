@@ -1,27 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: the transmit engine.
+ * kiwi: the transmit engine, one per connected QP, serialised by
+ * qp->tx_mutex.  It runs from a work item (kicked by post_send, by rx for
+ * Read Requests and the RTR, by sk_write_space) or, when idle, directly
+ * in the context of the user doorbell or of a kernel post that may sleep,
+ * saving a context switch per message.
  *
- * One engine per connected QP, serialised by qp->tx_mutex, runs from a
- * work item on the high-priority system workqueue (kicked by post_send,
- * by rx for Read Requests and the RTR, by sk_write_space) or, for the
- * user doorbell and for a kernel post from a context that may sleep,
- * directly in the caller's context when it is idle: that saves a
- * context switch per message.
- *
- * FPDUs are framed by the protocol core around the caller's payload and
- * collected into a batch of kvecs (framing bytes and inline data in
- * txs->fbuf, payload straight from the registered pages), handed to TCP
- * with non-blocking sends: the pages of messages of kiwi_tx_zcopy_min
- * bytes and more by reference, the rest copied by TCP (kiwi_tx_zc_ok(),
- * Documentation/datapath.md "Zero copy").  A partial send is resumed
- * where it stopped once sk_write_space says there is room: no busy
- * waiting.  Read Responses take precedence over SQ work at FPDU
- * granularity.  Sends and Writes are done when the batch holding their
- * last FPDU is in TCP's hands, or, once pages went by reference, when
- * the peer acknowledged them (kiwi_tx_reap(), woken by sk_write_space on
- * the ACK); Reads are done in rx when their last Read Response is placed.
- * Completions are posted in SQ order (tx_batch.c, kiwi_pend_drain()).
+ * FPDUs are collected into a batch of kvecs (framing and inline data in
+ * txs->fbuf, payload from the registered pages) handed to TCP with
+ * non-blocking sends, large messages' pages by reference (kiwi_tx_zc_ok(),
+ * datapath.md "Zero copy").  A partial send resumes on sk_write_space.
+ * Read Responses take precedence over SQ work at FPDU granularity.  Sends
+ * and Writes are done once their last FPDU is in TCP's hands, or acked
+ * if sent by reference (kiwi_tx_reap()); Reads when rx places their last
+ * Read Response.  Completions are posted in SQ order (kiwi_pend_drain()).
  */
 #include <linux/debugfs.h>
 #include <linux/sched/mm.h>
@@ -35,11 +27,7 @@
 #define KIWI_TX_BUDGET_WORK	(512 * 1024)
 #define KIWI_TX_BUDGET_DIRECT	(64 * 1024)
 
-/*
- * The engines' workqueue: high priority, and able to make progress under
- * memory pressure (WQ_MEM_RECLAIM), since block storage (NVMe-oF) may
- * write back through it.  Created at module load (kiwi_dp_init).
- */
+/* WQ_MEM_RECLAIM: block storage (NVMe-oF) may write back through it */
 static struct workqueue_struct *kiwi_tx_wq;
 
 static int kiwi_tx_counter_get(void *data, u64 *val)
@@ -102,10 +90,9 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 
 /*
  * The engine will look at the SQ again by itself: the provider may skip
- * the doorbell.  Only in states where the engine can take SQEs, so that
- * every post into a QP that needs the kernel's attention rings (qp->lock
- * orders this against the state changes that clear the word).  Returns
- * whether the word was set.
+ * the doorbell.  Only where the engine can take SQEs, so that every post
+ * needing the kernel rings (qp->lock orders this against the state
+ * changes that clear the word).  Returns whether the word was set.
  */
 static bool kiwi_tx_busy_mark(struct kiwi_qp *qp)
 {
@@ -155,9 +142,8 @@ void kiwi_tx_busy_clear(struct kiwi_qp *qp)
 }
 
 /*
- * The engine found nothing to do and stops: clear the word, then look at
- * the next SQ slot once more.  True if the engine may stop; false if a
- * post slipped in while the word was still set, and the engine goes on.
+ * The engine found nothing to do: clear the word, then look at the next SQ slot
+ * again.  False if a post slipped in meanwhile: go on.
  */
 static bool kiwi_tx_idle(struct kiwi_qp *qp)
 {
@@ -193,11 +179,9 @@ static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
 }
 
 /*
- * Check the copy of an SQE (user slots are written by the process) and
- * take references on the MRs its SGEs name.  Returns a WC status.  SGEs
- * and inline bytes are held to the QP's caps, as its posts are: the
- * provider checks them, a process writing its ring may not (and caps are
- * within KIWI_MAX_SGE, the size of the cursor's arrays).
+ * Check the copy of an SQE and take references on the MRs its SGEs name.
+ * Returns a WC status.  SGEs and inline bytes are held to the QP's caps
+ * (within KIWI_MAX_SGE): a process writing its ring may ignore them.
  */
 static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 {
@@ -259,13 +243,10 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 				  c->sg[i].length, access, &c->gen[i]))
 			return IB_WC_LOC_PROT_ERR;
 		/*
-		 * The Read Request hands the sink's STag to the peer (RFC
-		 * 5040 4.4), whose Read Responses are tagged placements into
-		 * it: an RNIC lets them in only if the STag grants remote
-		 * write (cxgb4 completes the Read with a local access error;
-		 * rdma_rw and libfabric register iWARP sinks with the right).
-		 * siw, and kiwi relaxed, ask for local write only
-		 * (Documentation/rnic-compat.md).
+		 * Read Responses are tagged placements into the sink (RFC
+		 * 5040 4.4): RNICs want remote write on it (cxgb4 fails the
+		 * Read), siw and kiwi relaxed local write only
+		 * (rnic-compat.md).
 		 */
 		if (sink && qp->rnic_strict &&
 		    kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
@@ -320,12 +301,10 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 
 /*
  * A WR failed locally: its error completion, then the QP to ERR.  The
- * completion queues behind those the batch holds and those queued for
- * earlier WRs (a Read still outstanding), so that it never overtakes an
- * earlier WR's: the batch still goes out before the Terminate and its
- * WRs complete then, or it is dropped by the flush and they are flushed;
- * either way in SQ order.  The batch has room for it: the engine takes
- * or frames a WR only with room (kiwi_batch_room()).
+ * completion queues behind the batch's and earlier WRs' (a Read still
+ * outstanding), so completions stay in SQ order whether the batch goes
+ * out before the Terminate or is flushed.  The engine takes or frames a
+ * WR only with room for it (kiwi_batch_room()).
  */
 static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 {
@@ -369,11 +348,10 @@ static bool kiwi_sqe_read(const struct kiwi_sqe *sqe)
 }
 
 /*
- * The next SQE was not taken.  A Read that waits only for the queue its
- * completion takes a place in (kiwi_tx_pend_read(), allocated at the
- * first Read without waiting: the engine may run for memory reclaim's
- * writeback) is taken once it exists; failing that, the work item tries
- * again.  Otherwise rx (a Read done) or an ACK brings the engine back.
+ * The next SQE was not taken.  A Read waiting only for the completion
+ * queue (allocated without waiting, as the engine may run for reclaim's
+ * writeback) is taken once it exists, else the work item tries again.
+ * Otherwise rx (a Read done) or an ACK brings the engine back.
  */
 static int kiwi_tx_take_none(struct kiwi_qp *qp)
 {
@@ -388,12 +366,11 @@ static int kiwi_tx_take_none(struct kiwi_qp *qp)
 }
 
 /*
- * Take the next SQE if the QP may process it: not while ORD Reads are
- * outstanding for a fenced WR or a Read beyond ORD, nor a Read without
- * room for its completion in SQ order (kiwi_tx_pend_room()).  A memory
- * operation waits until the batch is in TCP's hands (KIWI_NEXT_PUSH): the WRs
- * before it were framed from the mapping it is about to invalidate or
- * replace, and a batch framed from an older generation is never sent.
+ * Take the next SQE if the QP may process it: not a fenced WR while Reads
+ * are outstanding, nor a Read beyond ORD or without room for its
+ * completion (kiwi_tx_pend_room()).  A memory operation waits until the
+ * batch is in TCP's hands (KIWI_NEXT_PUSH): the batch was framed from the
+ * mapping it changes, and a stale batch is never sent.
  */
 static int kiwi_tx_take(struct kiwi_qp *qp)
 {
@@ -403,11 +380,7 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	u32 reads;
 	u8 st;
 
-	/*
-	 * Nothing posted: no need for the lock (sq_cons is the engine's
-	 * while it runs; a post that comes later rings the doorbell or is
-	 * seen by kiwi_tx_idle()).
-	 */
+	/* lockless: sq_cons is the engine's; later posts ring or are seen */
 	qp->txs->ord_wait = false;
 	if (!kiwi_sq_next_posted(qp))
 		return KIWI_NEXT_NONE;
@@ -420,10 +393,7 @@ static int kiwi_tx_take(struct kiwi_qp *qp)
 	/* one copy of a slot the process may still scribble on */
 	memcpy(&w->sqe, slot, sizeof(w->sqe));
 	reads = qp->ord_head - qp->ord_tail;
-	/*
-	 * parked: rx kicks the engine when a Read completes, so does the
-	 * ACK a full queue of completions waits for (kiwi_tx_reap())
-	 */
+	/* parked: a Read's completion or the awaited ACK kicks the engine */
 	qp->txs->ord_wait = true;
 	if (kiwi_tx_held_full(qp->txs))
 		goto none;
@@ -509,11 +479,7 @@ static int kiwi_tx_read(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 	e->sink_to = h.sink_to;
 	e->len = w->total;
 	e->placed = 0;
-	/*
-	 * Read with local invalidate invalidates the sink: rdma_rw names it
-	 * in ex.invalidate_rkey before giving it its new key, so go by the
-	 * sink's STag, as it is registered now.
-	 */
+	/* the sink's current STag: rdma_rw names the key before it rekeys */
 	e->inval_stag = w->cur.nsge ? h.sink_stag : sqe->inval_stag;
 	e->opcode = sqe->opcode;
 	e->signaled = sqe->flags & KIWI_WQE_SIGNALED;
@@ -588,9 +554,8 @@ static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
 }
 
 /*
- * Next FPDU of the oldest Read Response: 1, or 0 if none is due,
- * -ENOSPC if the batch has no room, -ESTALE if its source is no longer
- * what the Request was checked against.
+ * Next FPDU of the oldest Read Response: 1, or 0 if none is due, -ENOSPC
+ * without room, -ESTALE if its source changed since the Request.
  */
 static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 {
@@ -660,10 +625,7 @@ static int kiwi_tx_rtr(struct kiwi_qp *qp)
 	return kiwi_fpdu_add(txs, &h, &none, 0);
 }
 
-/*
- * Fill the batch: RTR first, then Read Responses before SQ work, one
- * FPDU at a time.  Returns FPDUs added or -errno (local failure).
- */
+/* Fill the batch, RTR, Read Responses, then SQ work: FPDUs or -errno. */
 static int kiwi_batch_fill(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -721,11 +683,7 @@ static int kiwi_batch_fill(struct kiwi_qp *qp)
 		added++;
 	}
 full:
-	/*
-	 * MSG_MORE only if FPDUs are sure to follow: TCP holds a corked
-	 * tail until the next send, or a probe timer's worth (>= 200 ms)
-	 * if nothing is in flight.
-	 */
+	/* MSG_MORE only if FPDUs follow: TCP may hold a corked tail 200 ms */
 	txs->more = w->active || kiwi_tx_rresp_due(qp) ||
 		     kiwi_sq_next_posted(qp);
 	return added;
@@ -744,11 +702,9 @@ static void kiwi_tx_term(struct kiwi_qp *qp)
 		txs->term_queued = true;
 }
 
-/* With tx_mutex held: send until there is nothing to do or no room. */
 /*
- * Push the batch taken.  0: go on; > 0: leave, the engine comes back by
- * itself (write space, or the kick of a yield); < 0: the engine stops (a
- * failed send resets the connection, a Terminate sent ends it).
+ * Push the batch.  0: go on; > 0: leave, the engine comes back by itself; < 0:
+ * the engine stops (send failed, or a Terminate went).
  */
 static int kiwi_tx_push(struct kiwi_qp *qp)
 {
@@ -797,12 +753,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 	/* completions held for ACKs that may have come (the ACK's kick) */
 	if (txs->zc_live || txs->held_head != READ_ONCE(txs->held_tail))
 		kiwi_tx_reap(qp);
-	/*
-	 * Busy once an SQE is taken (kiwi_tx_take()), except where the loop
-	 * stops looking at the SQ: a wait for write space or ORD credit and
-	 * the budget's re-kick come back by themselves; all other ways out
-	 * clear it.
-	 */
+	/* engine_busy stays set only where the engine comes back */
 	for (;;) {
 		if (txs->niov) {
 			sent += txs->bytes;
@@ -828,12 +779,9 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 		if (kiwi_tx_held_full(txs) && !kiwi_tx_rresp_due(qp)) {
 			/*
 			 * The ACK or Read Response that frees some brings the
-			 * engine back (kiwi_tx_reap() armed it, rx kicks);
-			 * TCP must not keep the tail of the last batch corked
-			 * for MSG_MORE, as it would until a probe timer with
-			 * nothing else to send.  Read Responses still go (the
-			 * SQ waits in kiwi_tx_take()): two peers each waiting
-			 * for the other's would wait for ever.
+			 * engine back; uncork the last batch meanwhile.  Read
+			 * Responses still go, or two peers waiting for each
+			 * other's would wait for ever.
 			 */
 			if (txs->more) {
 				txs->more = false;
@@ -860,11 +808,7 @@ void kiwi_tx_work(struct work_struct *work)
 	mutex_unlock(&qp->tx_mutex);
 }
 
-/*
- * The user doorbell: send from the caller's context when the engine is
- * idle (no context switch on the latency path), else leave it to the
- * work item.
- */
+/* The user doorbell: send in the caller's context if the engine is idle. */
 void kiwi_tx_doorbell(struct kiwi_qp *qp)
 {
 	if (mutex_trylock(&qp->tx_mutex)) {
@@ -876,17 +820,15 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
 }
 
 /*
- * debugfs kiwi/tx_direct: a kernel post runs the engine in the poster's
- * context when the poster may sleep (a storage target's work item, an
- * RPC task), saving a worker's wakeup per post.  Off: measured, it slowed
- * NFS over RDMA, and with tx_next_cpu iSER too (benchmarks.md).
+ * debugfs kiwi/tx_direct: a kernel post that may sleep runs the engine
+ * itself, saving a worker's wakeup.  Off by default: it slowed NFS over
+ * RDMA and iSER (benchmarks.md).
  */
 static bool kiwi_tx_direct;
 
 /*
- * ULPs post from softirqs, under spinlocks and inside RCU read sections
- * (blk-mq's queue_rq), none of which may sleep; without a preempt count
- * nothing tells, so never.
+ * ULPs post from softirqs, under spinlocks and in RCU read sections
+ * (blk-mq's queue_rq); without a preempt count nothing tells, so never.
  */
 static bool kiwi_tx_may_sleep(void)
 {
@@ -906,15 +848,13 @@ int kiwi_tx_next_cpu(void)
 }
 
 /*
- * debugfs kiwi/tx_next_cpu: a kernel post that does not send in its own
- * context queues the engine on the next CPU, not the poster's, so that
- * the poster goes on with its own work while the send (and on a veth the
- * peer's receive inside it) takes the other CPU.  Measured in
- * benchmarks.md ("Kernel posts queued on the next CPU").
+ * debugfs kiwi/tx_next_cpu: a kernel post queues the engine on the next
+ * CPU, so the poster goes on while the send (and on a veth the peer's
+ * receive) runs on another.
  */
 static bool kiwi_tx_next_on = true;
 
-/* the switches above, A/B tools for measurements (module.md) */
+/* A/B switches (module.md) */
 void kiwi_tx_debugfs(struct dentry *dir)
 {
 	debugfs_create_bool("tx_direct", 0644, dir, &kiwi_tx_direct);
@@ -939,11 +879,7 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 		kiwi_tx_post_kick(qp);
 		return;
 	}
-	/*
-	 * A completion handler called while this task owns the socket must
-	 * not wait for it; qp->sock stays while the engine is on and
-	 * tx_mutex is held.
-	 */
+	/* a completion handler in this task must not wait for the socket */
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    sock_owned_by_user_nocheck(qp->sock->sk)) {
 		mutex_unlock(&qp->tx_mutex);
@@ -974,9 +910,8 @@ void kiwi_tx_write_space(struct sock *sk)
 		if (sk->sk_socket) {
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 			/*
-			 * Not while the engine waits for an ACK: it sets
-			 * ACK_WAIT, then NOSPACE; whichever of the two this
-			 * sees after its clear, the flag stays set.
+			 * kept while the engine waits for an ACK: it sets
+			 * ACK_WAIT, then NOSPACE, so either order leaves it set
 			 */
 			smp_mb__after_atomic();
 			if (test_bit(KIWI_EF_ACK_WAIT, &qp->eflags))

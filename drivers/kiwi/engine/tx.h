@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi transmit engine, private to tx.c (taking SQ work, Read Responses,
- * the run loop) and tx_batch.c (the payload cursor and the batch).
- */
+/* kiwi transmit engine, private to tx.c and tx_batch.c. */
 #ifndef KIWI_TX_H
 #define KIWI_TX_H
 
@@ -31,11 +28,7 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		  struct kiwi_cur *cur, u32 len);
 void kiwi_batch_complete(struct kiwi_qp *qp);
 
-/*
- * Hand the batch to TCP.  0 when all of it went (its completions are
- * then posted), -EAGAIN to wait for sk_write_space, KIWI_TX_YIELD to
- * run again from the work item, else a socket error.
- */
+/* Hand the batch to TCP: 0, -EAGAIN, KIWI_TX_YIELD or a socket error. */
 #define KIWI_TX_YIELD	1
 int kiwi_batch_push(struct kiwi_qp *qp);
 

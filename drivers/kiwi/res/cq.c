@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: completion queues.
- *
- * A CQ is a ring of struct kiwi_cqe owned slot by slot through
- * KIWI_CQE_VALID: the kernel is the only producer; the consumer is the
- * provider (user CQs, ring mapped into the process) or poll_cq (kernel
- * CQs).  The control block after the last slot holds the arming word.
+ * kiwi: completion queues, rings of struct kiwi_cqe owned slot by slot through
+ * KIWI_CQE_VALID; the control block holds the arming word.
  */
 #include "res.h"
 #include "core/kiwi_trace.h"
@@ -83,10 +79,7 @@ static void kiwi_cq_overflow(struct kiwi_cq *cq)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
-/*
- * Add one completion.  Returns -ENOSPC, and raises IB_EVENT_CQ_ERR, when
- * the consumer has not freed the next slot: the CQ overflowed.
- */
+/* Add one completion; -ENOSPC and IB_EVENT_CQ_ERR on overflow. */
 int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 {
 	struct kiwi_cq_ctrl *ctrl = kiwi_ring_ctrl(&cq->ring);
@@ -138,10 +131,7 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 
 	if (!event || !cq->ibcq.comp_handler)
 		return 0;
-	/*
-	 * Handlers raise softirqs (irq_poll for IB_POLL_SOFTIRQ CQs): from
-	 * a task, run them at bh enable here rather than wake ksoftirqd.
-	 */
+	/* run irq_poll's softirq at bh enable rather than wake ksoftirqd */
 	if (in_task() && !irqs_disabled()) {
 		local_bh_disable();
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);

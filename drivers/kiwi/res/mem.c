@@ -38,11 +38,8 @@ int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 }
 
 /*
- * Rights an MR may grant.  Remote atomics and memory window binding are
- * accepted as the iWARP RNICs (and siw) accept them, so that middleware
- * asking for every right (libfabric's verbs provider, qperf) registers:
- * kiwi executes no atomic (atomic_cap NONE: a peer's atomic gets a
- * Terminate) and has no memory windows, so neither right is ever used.
+ * Rights an MR may grant.  Remote atomic and MW bind are accepted, as by RNICs
+ * and siw, so middleware asking for all rights registers; none is used.
  */
 #define KIWI_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
@@ -66,11 +63,9 @@ int kiwi_mr_access_ok(int access)
 }
 
 /*
- * Where a user MR is freed when the data path drops the last reference
- * after dereg_mr has returned: the last put may come from softirq (rx)
- * or under qp->lock, and ib_umem_release() sleeps.  WQ_MEM_RECLAIM: the
- * frees give memory back, and dealloc_driver may flush from ib_core's
- * unregistration work.
+ * Frees user MRs whose last put (softirq, or under qp->lock) came after
+ * dereg_mr: ib_umem_release() sleeps.  WQ_MEM_RECLAIM: the frees give
+ * memory back, and dealloc_driver may flush it from ib_core's work.
  */
 static struct workqueue_struct *kiwi_mr_wq;
 
@@ -81,9 +76,8 @@ int kiwi_mem_init(void)
 }
 
 /*
- * A device's deferred frees, before its ib_device goes: ib_umem_release()
- * reads umem->ibdev.  Every QP is gone by then, so every data path
- * reference has been dropped and every free queued.
+ * A device's deferred frees, before its ib_device goes (ib_umem_release() reads
+ * umem->ibdev).  Every QP is gone: every free is queued.
  */
 void kiwi_mem_flush(void)
 {
@@ -148,10 +142,7 @@ void kiwi_mr_put(struct kiwi_mr *mr)
 	kref_put(&mr->ref, kiwi_mr_release);
 }
 
-/*
- * Reserve an STag index now and publish the MR with kiwi_mr_publish()
- * once it is complete, so that a lookup never sees half an MR.
- */
+/* Reserve an STag index; publish once complete: lookups see no half MR. */
 static struct kiwi_mr *kiwi_mr_new(struct kiwi_dev *kdev,
 				   enum kiwi_mr_type type, int access)
 {
@@ -195,10 +186,7 @@ static void kiwi_mr_abort(struct kiwi_mr *mr)
 	kfree(mr);
 }
 
-/*
- * The data path places into and sends from user MRs by page: an array
- * indexed by (TO - iova) turns a tagged offset into a page in O(1).
- */
+/* User MR pages by index from (TO - iova): O(1) lookup. */
 static int kiwi_mr_user_pages(struct kiwi_mr *mr)
 {
 	struct ib_umem *umem = mr->umem;
@@ -333,40 +321,26 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 
 	if (mr->type != KIWI_MR_FAST_REG)
 		return -EINVAL;
-	/*
-	 * A new page list is no mapping until a REG_MR validates it; and
-	 * whatever the engines admitted under the old one must not follow
-	 * it into the new pages: invalid, and a new generation, before
-	 * pages[], iova and length change.
-	 */
+	/* invalid, new generation, then pages[], iova and length change */
 	kiwi_mr_invalidate(mr);
 	WRITE_ONCE(mr->npages, 0);
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, kiwi_set_page);
 }
 
 /*
- * The data path may hold references for as long as a peer likes: a Send
- * message whose last FPDU never comes, a Write FPDU whose payload never
- * comes, Read Requests whose Read Responses wait behind a zero TCP
- * window.  So dereg_mr does not wait for them where it need not.
+ * The data path may hold references as long as a peer likes (a Send
+ * whose last FPDU never comes, Read Responses behind a zero window), so
+ * dereg_mr waits for them only where it must.
  *
- * A user MR's pages are pinned (and charged to the process) until its
- * last reference goes, but nothing more is placed into or sent from
- * them: deregistration invalidates the MR like any invalidation (a new
- * generation), so what the engines accepted before (the rest of a Send
- * message, a Write FPDU, Read Responses) stops at its next piece, and
- * new lookups fail (the STag is gone).  The last put unpins and frees;
- * ib_core does not touch the ib_mr after a successful dereg_mr, and the
- * MR no longer dereferences ibmr.pd (which may go now), it only compares
- * the pointer once it has found the MR valid.
+ * A user MR is invalidated (a new generation: what the engines admitted
+ * stops at its next piece, lookups fail); its pages stay pinned until the
+ * last put unpins and frees.  ib_core leaves the ib_mr alone after
+ * dereg_mr, and ibmr.pd is only compared, never followed, once valid.
  *
- * A kernel MR (fast registration, DMA) names memory its consumer frees
- * as soon as dereg_mr returns, so placing into it afterwards would
- * corrupt memory: dereg_mr waits for the references.  That wait is
- * bounded by the consumer, not the peer: kernel ULPs stop the QP
- * (ib_drain_qp(), a move to ERR) before they deregister, the DMA MR goes
- * with its PD after the PD's QPs, and stopping a QP drops every
- * reference its engines hold at once (kiwi_qp_flush_all()).
+ * A kernel MR's memory is freed by its consumer as soon as dereg_mr
+ * returns, so dereg_mr waits for the references: bounded by the consumer,
+ * which stops its QPs first (ib_drain_qp(), the DMA MR with its PD), and
+ * a stopped QP drops all its references at once (kiwi_qp_flush_all()).
  */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -429,14 +403,11 @@ int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
 }
 
 /*
- * Kernel address of tagged offset to (checked by kiwi_mr_check() at
- * generation gen) and how many bytes are contiguous from there, or NULL
- * if the MR was invalidated or re-mapped since (or to is outside the
- * pages, which only a re-mapping can cause).  The generation is read
- * after the mapping: a writer bumps it before it changes the mapping,
- * so an address read from a changing mapping is never returned.
- * 64-bit only: no highmem, so page_address() serves for pinned user
- * pages.
+ * Kernel address of tagged offset to (checked at generation gen) and the
+ * bytes contiguous from there, or NULL if the MR was invalidated or
+ * re-mapped since.  The generation is read after the mapping, which a
+ * writer changes only after bumping it.  64-bit, no highmem:
+ * page_address() serves for pinned user pages.
  */
 void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig)
 {

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi resources: protection domains, memory regions (STags), CQs, SRQs
- * and the receive WQE helper both receive queues share.
- */
+/* kiwi resources: PDs, MRs (STags), CQs, SRQs and the RQE helper. */
 #ifndef KIWI_RES_H
 #define KIWI_RES_H
 
@@ -69,11 +66,8 @@ struct kiwi_mr {
 	bool valid;			/* false after local/remote invalidate */
 	bool registered;		/* FR: a REG_MR ran on it (counted) */
 	/*
-	 * Bumped by every invalidation, re-mapping and registration: what
-	 * the engines admitted (an IRD entry, a Write FPDU, a cursor) keeps
-	 * the generation it was checked at and compares it before each
-	 * piece it places or sends, so that nothing goes through a mapping
-	 * that was invalidated or replaced meanwhile (kiwi_mr_kaddr()).
+	 * Bumped by every invalidation, re-mapping and registration: admitted
+	 * work compares its generation before each piece (kiwi_mr_kaddr()).
 	 */
 	atomic_t gen;
 	struct page **upages;		/* KIWI_MR_USER: the umem's pages */

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: shared receive queues, a ring of struct kiwi_rqe like a QP's RQ.
- */
+/* kiwi: shared receive queues, a ring of struct kiwi_rqe like a QP's RQ. */
 #include "res.h"
 
 int kiwi_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *attr,
@@ -139,11 +137,7 @@ int kiwi_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	return rv;
 }
 
-/*
- * The data path takes the next posted RQE (copied once: user SRQs are
- * written by the process) and raises the limit event when the number of
- * posted RQEs drops below the armed limit, which disarms it.  Any context.
- */
+/* The data path takes the next RQE (one copy); fires the armed limit. */
 int kiwi_srq_take(struct kiwi_srq *srq, struct kiwi_rqe *out)
 {
 	struct ib_event ev = {

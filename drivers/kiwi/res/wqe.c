@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: work requests into ring slots, shared by the posts to QPs
- * (verbs/qp_post.c) and to SRQs (srq.c).
- */
+/* kiwi: work requests into ring slots, for QP and SRQ posts. */
 #include <linux/string.h>
 
 #include "res.h"

@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: queue pairs as objects: references, lookup by number, the
- * create, query and destroy verbs and the resource dump.  Their state
- * machine is qp_state.c, the posting of kernel work requests qp_post.c.
- */
+/* kiwi: QP objects: lookup, create, query, destroy, resource dump. */
 
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -15,10 +11,7 @@
 #include "verbs.h"
 #include "core/kiwi_trace.h"
 
-/*
- * iw_cm calls iw_add_ref only right after iw_get_qp, under one of its
- * spinlocks: kiwi_get_qp() has taken the reference already.
- */
+/* iw_add_ref follows iw_get_qp, which took the reference already. */
 void kiwi_qp_add_ref(struct ib_qp *ibqp)
 {
 }
@@ -29,9 +22,8 @@ void kiwi_qp_rem_ref(struct ib_qp *ibqp)
 }
 
 /*
- * iw_cm's lookup by number.  The reference iw_cm then asks for with
- * iw_add_ref is taken here, under the xarray's lock: between a bare load
- * and iw_add_ref, destroy_qp could have freed the QP.
+ * iw_cm's lookup by number, taking the reference its iw_add_ref asks for
+ * under the xarray's lock: destroy_qp could free the QP in between.
  */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
@@ -113,11 +105,7 @@ static void kiwi_qp_rings_free(struct kiwi_qp *qp, u32 nrq)
 	kiwi_ring_free(&qp->sq);
 }
 
-/*
- * Reserve the number, cyclically so that a stale number (a late
- * completion, a peer's old connection) does not name a new QP at once;
- * the QP is published once complete.
- */
+/* Reserve the number, cyclically: a stale one names no new QP soon. */
 static int kiwi_qp_num_reserve(struct kiwi_dev *kdev, u32 *id)
 {
 	int rv;
@@ -271,12 +259,7 @@ out:
 	return rv;
 }
 
-/*
- * `rdma res show qp -dd`: the engines' state, for whoever has to find out
- * why a QP stopped moving.  stop_mutex with KIWI_EF_ON keeps the socket
- * and the tx state from going away; the values themselves are racy
- * snapshots.
- */
+/* `rdma res show qp -dd`: racy snapshots of the engines' state. */
 int kiwi_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct kiwi_qp *qp = to_kqp(ibqp);
@@ -384,12 +367,7 @@ int kiwi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/*
- * Free a ring of a QP being destroyed.  ib_core takes the QP out of its
- * resource tracker and waits for dumps before destroy_qp
- * (rdma_restrack_begin_del() in 6.1 and 6.12), but the ring is still
- * unhooked under qp->lock, which its readers hold, and freed after.
- */
+/* Free a ring: unhooked under qp->lock, which its readers hold, first. */
 static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 {
 	struct kiwi_ring old;
@@ -403,12 +381,7 @@ static void kiwi_qp_ring_drop(struct kiwi_qp *qp, struct kiwi_ring *r)
 		kiwi_ring_free(&old);
 }
 
-/*
- * The engines' state of the last connection goes with the QP.  Readers
- * of qp->rxs (which lives in txs) and of the ORD/IRD rings look under
- * qp->lock: unhook them under it, free them after, so that none can
- * follow a pointer into freed memory.
- */
+/* The last connection's engine state, unhooked under qp->lock first. */
 static void kiwi_qp_engines_drop(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs;
@@ -452,9 +425,8 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		cep->ops->put(cep);
 	}
 	/*
-	 * A connect still in its handshake holds the QP, and so does iw_cm
-	 * until it hears how the connect ended: end it now rather than at
-	 * connect_timeout_ms (the wait for freed below needs both gone).
+	 * A connect in its handshake holds the QP, and so does iw_cm until
+	 * it ends: end it now, not at connect_timeout_ms (we wait below).
 	 */
 	if (conn) {
 		conn->ops->qp_gone(conn);

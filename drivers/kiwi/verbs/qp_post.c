@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: posting kernel work requests into the SQ and RQ rings (user
- * QPs write their rings themselves), and their flush while the QP is in
- * ERR.
- */
+/* kiwi: kernel work requests into the rings, and their flush in ERR. */
 
 #include <linux/string.h>
 
@@ -12,8 +8,7 @@
 #include "core/kiwi_trace.h"
 
 /*
- * Kernel consumers post with ib_sge addresses that are kernel virtual
- * addresses, because the device has no DMA device (ib_uses_virt_dma).
+ * Kernel ib_sge addresses are virtual (no DMA device, ib_uses_virt_dma).
  * Held to the QP's own caps, as RNICs hold them (rnic-compat.md).
  */
 static int kiwi_copy_inline(const struct kiwi_qp *qp, struct kiwi_sqe *sqe,
@@ -214,12 +209,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->user) {
 		kiwi_doorbell_count();
 		kiwi_stat_inc(qp->kdev, KIWI_STAT_DOORBELLS);
-		/*
-		 * The common case without qp->lock: in RTS the doorbell only
-		 * starts the engine, which looks at the state under the lock
-		 * itself; the state may change right after the check either
-		 * way.
-		 */
+		/* lockless: in RTS the doorbell only starts the engine */
 		if (READ_ONCE(qp->state) == IB_QPS_RTS) {
 			kiwi_tx_doorbell(qp);
 			return 0;
@@ -241,10 +231,7 @@ int kiwi_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 		goto out;
 	}
-	/*
-	 * iWARP verbs allow posting in Idle (INIT): the WRs wait in the SQ
-	 * until the connection brings the QP to RTS.
-	 */
+	/* posting in Idle (INIT) is allowed: WRs wait for RTS */
 	if (qp->user) {
 		/* in RTS the doorbell starts the SQ engine */
 		kick = qp->state == IB_QPS_RTS;
@@ -281,10 +268,7 @@ int kiwi_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	/*
-	 * A user doorbell (no WRs): the provider saw kiwi_rq_ctrl.flush, so
-	 * what it posted since the flush completes flushed now.
-	 */
+	/* a user doorbell after the RQ flush: flush what came since */
 	if (qp->user) {
 		spin_lock_irqsave(&qp->lock, flags);
 		if (qp->state == IB_QPS_ERR && kiwi_qp_flush_now(qp))

@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: driver methods of ib_uverbs' ioctl interface.
- *
- * The SQ doorbell.  The legacy POST_SEND command, by write(), allocates a
- * buffer for the work requests on every call, even for an empty list; a
- * driver method with only the QP handle runs on ib_uverbs' on-stack
- * bundle.  ib_uverbs resolves and locks the handle as it does for
- * POST_SEND (only this context's QPs, none after disassociation), so the
- * method adds no lifetime rules of its own.
+ * kiwi: the SQ doorbell as an ioctl driver method.  write()'s POST_SEND
+ * allocates a buffer on every call, even for no WRs; this runs on
+ * ib_uverbs' on-stack bundle, which resolves and locks the QP handle as
+ * for POST_SEND, so it adds no lifetime rules of its own.
  */
 
 #define UVERBS_MODULE_NAME kiwi

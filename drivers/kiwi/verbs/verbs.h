@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/*
- * kiwi verbs on queue pairs: the QP object (qp.c), the posting of
- * work requests (qp_post.c) and the doorbell method (uapi.c).
- */
+/* kiwi verbs on queue pairs: qp.c, qp_post.c, uapi.c. */
 #ifndef KIWI_VERBS_H
 #define KIWI_VERBS_H
 
