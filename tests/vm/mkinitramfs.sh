@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 mkdir -p "$tmp"/{bin,dev,proc,sys,newroot,mods}
 cp "$bb" "$tmp/bin/busybox"
-for a in sh mount umount mkdir insmod switch_root cat echo sleep poweroff wc ls; do
+for a in sh mount umount mkdir insmod switch_root cat echo sleep poweroff wc ls ip nc; do
 	ln -s busybox "$tmp/bin/$a"
 done
 
