@@ -215,10 +215,15 @@ sd_state() {
 }
 sd_stop() {
 	[ -n "$sd_up" ] || return 0
-	# --kill-child: systemd gets SIGKILL, and with it its whole namespace.
-	kill "$sd_up" 2>/dev/null
+	# Not SIGTERM to unshare: with --fork it blocks SIGTERM and SIGINT
+	# (they are its child's), so it would wait on for ever.  SIGKILL to
+	# systemd, from outside its PID namespace, ends it and with it the
+	# whole namespace, and unshare returns once that is empty.  If systemd
+	# was never found, SIGKILL to unshare: --kill-child passes it on.
+	kill -KILL "${sd_pid:-$sd_up}" 2>/dev/null
 	wait "$sd_up" 2>/dev/null
 	sd_up=
+	sd_pid=
 }
 sd_verify() {
 	command -v systemd-analyze >/dev/null || { echo "no systemd-analyze"; return 1; }
