@@ -90,10 +90,12 @@ else
 	notok "kiwi-dkms: the tarball's ${#ksrc[@]} files of drivers/ and include/, Kbuild, Makefile, dkms.conf in /usr/src/kiwi-$ver"
 fi
 if has "$dkms_deb" /usr/libexec/kiwi/kiwi-links /etc/kiwi/links \
-	/lib/systemd/system/kiwi-links.service /lib/udev/rules.d/60-kiwi-links.rules; then
-	ok "kiwi-dkms: kiwi-links, /etc/kiwi/links, kiwi-links.service, its udev rule"
+	/lib/systemd/system/kiwi-links.service \
+	/lib/systemd/system/kiwi-links@.service \
+	/lib/udev/rules.d/60-kiwi-links.rules; then
+	ok "kiwi-dkms: kiwi-links, /etc/kiwi/links, kiwi-links.service and kiwi-links@.service, its udev rule"
 else
-	notok "kiwi-dkms: kiwi-links, /etc/kiwi/links, kiwi-links.service, its udev rule"
+	notok "kiwi-dkms: kiwi-links, /etc/kiwi/links, kiwi-links.service and kiwi-links@.service, its udev rule"
 fi
 if has "$prov_deb" /usr/lib/x86_64-linux-gnu/libibverbs/libkiwi-rdmav34.so \
 	/etc/libibverbs.d/kiwi.driver; then

@@ -124,11 +124,19 @@ unit_ok() {
 	[ -L /etc/systemd/system/multi-user.target.wants/kiwi-links.service ]
 }
 tap_check "kiwi-links.service: one plain ExecStart on the shipped links file, enabled (multi-user.target)" unit_ok
+# the template a netdev's arrival starts: the same command, not enabled
+tunit=$(dpkg -L kiwi-dkms | grep '/systemd/system/kiwi-links@\.service$')
+tunit_ok() {
+	[ -n "$tunit" ] &&
+	[ "$(sed -n 's/^ExecStart=//p' "$tunit")" = "$execstart" ] &&
+	! grep -q '^\[Install\]' "$tunit"
+}
+tap_check "kiwi-links@.service: the same ExecStart, a template not enabled" tunit_ok
 udev_ok() {
 	dpkg -L kiwi-dkms | grep '/rules\.d/[0-9]*-kiwi-links\.rules$' |
-		xargs grep -E '^ACTION=="add", SUBSYSTEM=="net",.*ENV\{SYSTEMD_WANTS\}\+="kiwi-links\.service"'
+		xargs grep -E '^ACTION=="add", SUBSYSTEM=="net",.*ENV\{SYSTEMD_WANTS\}\+="kiwi-links@\$attr\{ifindex\}\.service"'
 }
-tap_check "its udev rule starts kiwi-links.service when a netdev appears" udev_ok
+tap_check "its udev rule starts kiwi-links@IFINDEX.service when a netdev appears" udev_ok
 
 # boot_run: the unit's command; its exit status in boot_rc, its output in
 # boot.out (stdout) and boot.err (stderr, where errors go).
@@ -227,17 +235,19 @@ sd_stop() {
 }
 sd_verify() {
 	command -v systemd-analyze >/dev/null || { echo "no systemd-analyze"; return 1; }
-	systemd-analyze verify "$unit"
+	systemd-analyze verify "$unit" "${tunit%@.service}@1.service"
 }
-tap_check "systemd-analyze verify $unit" sd_verify
+tap_check "systemd-analyze verify $unit and an instance of kiwi-links@.service" sd_verify
 udev_test() {
+	local ifx
 	ip link add vethlate0 type veth peer name vethlate1 || return 1
+	ifx=$(cat /sys/class/net/vethlate0/ifindex)
 	udevadm test --action=add /sys/class/net/vethlate0 > "$tmp/udev" 2>&1
 	ip link del vethlate0
 	grep -E 'kiwi-links|SYSTEMD_WANTS|TAGS' "$tmp/udev"
-	grep -qE '^ *SYSTEMD_WANTS=(.* )?kiwi-links\.service( |$)' "$tmp/udev"
+	grep -qE "^ *SYSTEMD_WANTS=(.* )?kiwi-links@$ifx\\.service( |\$)" "$tmp/udev"
 }
-tap_check "udevadm test: a netdev's add event gets SYSTEMD_WANTS=kiwi-links.service" udev_test
+tap_check "udevadm test: a netdev's add event gets SYSTEMD_WANTS=kiwi-links@IFINDEX.service" udev_test
 sd_boot() {
 	[ ! -d /sys/module/kiwi ] || { echo "kiwi is loaded already"; return 1; }
 	[ -x /lib/systemd/systemd ] || { echo "no /lib/systemd/systemd"; return 1; }
@@ -256,8 +266,11 @@ sd_boot() {
 	sd systemctl --failed --no-pager
 }
 tap_check "systemd boots multi-user.target (PID 1 of its own PID namespace)" sd_boot
-# journal: kiwi-links.service's messages in this boot.
-journal() { sd journalctl -b -u kiwi-links.service --no-pager -o cat > "$tmp/journal" 2>&1; }
+# journal: the messages of kiwi-links.service and its instances in this boot.
+journal() {
+	sd journalctl -b -u kiwi-links.service -u 'kiwi-links@*' --no-pager -o cat \
+		> "$tmp/journal" 2>&1
+}
 sd_at_boot() {
 	[ -n "$sd_pid" ] || return 1
 	journal
@@ -276,20 +289,48 @@ sd_late() {
 	[ -n "$sd_pid" ] || return 1
 	ip link add vethlate0 type veth peer name vethlate1 || return 1
 	wait_for 300 link_on kiwiboot1 vethlate0
-	local rc=$?
+	local rc=$? u
+	u=kiwi-links@$(cat /sys/class/net/vethlate0/ifindex).service
 	journal
 	cat "$tmp/journal"
-	sd systemctl show -p Result -p WantedBy kiwi-links.service | tee "$tmp/show"
+	sd systemctl show -p Result -p WantedBy "$u" | tee "$tmp/show"
 	[ $rc = 0 ] && link_on kiwiboot0 veth0 &&
 	[ "$(rdma link show | grep -c ' netdev ')" = 2 ] &&
 	grep -q 'created kiwiboot1 on vethlate0' "$tmp/journal" &&
+	grep -qx 'Result=success' "$tmp/show" &&
 	grep -q 'vethlate0\.device' "$tmp/show"
 }
-tap_check "vethlate0 appears: udev's rule has systemd start kiwi-links.service, kiwiboot1 on it" sd_late
+tap_check "vethlate0 appears: udev's rule has systemd start its kiwi-links@ instance, kiwiboot1 on it" sd_late
+# Netdevs one right after another, each of them a link's: each arrival
+# starts its own instance, so none is merged into a run that looked at
+# its line before it was there; the runs take turns (the lock).
+sd_burst() {
+	local i
+	[ -n "$sd_pid" ] || return 1
+	for i in 0 1 2 3; do
+		echo "kiwiburst$i vethburst$i" >> "$links_conf" || return 1
+	done
+	for i in 0 1 2 3; do
+		ip link add "vethburst$i" type veth peer name "vethbpeer$i" ||
+			return 1
+	done
+	for i in 0 1 2 3; do
+		wait_for 300 link_on "kiwiburst$i" "vethburst$i" || {
+			journal
+			cat "$tmp/journal"
+			return 1
+		}
+	done
+	journal
+	! grep -q 'kiwiburst.*exists already\|rdma link add kiwiburst' "$tmp/journal"
+}
+tap_check "4 netdevs in a row, each a link's: all 4 created, no run got in another's way" sd_burst
 sd_stop
-tap_check "rdma link del kiwiboot0, kiwiboot1; rmmod kiwi (after systemd)" \
-	sh -c 'rdma link del kiwiboot0 && rdma link del kiwiboot1 && rmmod kiwi &&
-		ip link del vethlate0'
+tap_check "rdma link del kiwiboot0, kiwiboot1, kiwiburst0-3; rmmod kiwi (after systemd)" \
+	sh -c 'for l in kiwiboot0 kiwiboot1 kiwiburst0 kiwiburst1 kiwiburst2 kiwiburst3; do
+			rdma link del $l || exit 1
+		done && rmmod kiwi && ip link del vethlate0 &&
+		for i in 0 1 2 3; do ip link del vethburst$i || exit 1; done'
 tap_check "dpkg --purge kiwi-dkms ibverbs-provider-kiwi" dpkg --purge $pkgs
 tap_check "dpkg knows neither package any more" \
 	sh -c "! dpkg-query -W -f='\${db:Status-Status}\n' $pkgs 2>/dev/null | grep -qv not-installed"
