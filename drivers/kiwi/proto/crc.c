@@ -201,6 +201,19 @@ static const u64 kiwi_crc_k16[2] = { 0x0f20c0dfe, 0x14cd00bd6 };
 	"vmovdqu64 %%zmm" e ", 192(%[d])\n\t"
 
 /*
+ * The turn of a folding loop: zmm4-zmm7 (the 256 bytes just copied)
+ * folded into the accumulators zmm0-zmm3, then on to the next 256
+ */
+#define KIWI_FOLD_TURN							\
+	KIWI_FOLD("zmm0", "zmm4", "zmm8")				\
+	KIWI_FOLD("zmm1", "zmm5", "zmm9")				\
+	KIWI_FOLD("zmm2", "zmm6", "zmm11")				\
+	KIWI_FOLD("zmm3", "zmm7", "zmm12")				\
+	"add $256, %[s]\n\t"						\
+	"add $256, %[d]\n\t"						\
+	"sub $256, %[len]\n\t"
+
+/*
  * The four accumulators into one, 64 bytes at a time, then its four
  * lanes into one, 16 bytes at a time, into xmm0.
  */
@@ -236,13 +249,7 @@ static u32 kiwi_crc_copy_v512(u32 crc, u8 *d, const u8 *s, unsigned long len)
 		     "jz 2f\n"
 		     "1:\n\t"
 		     KIWI_COPY256("4", "5", "6", "7")
-		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
-		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
-		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
-		     KIWI_FOLD("zmm3", "zmm7", "zmm12")
-		     "add $256, %[s]\n\t"
-		     "add $256, %[d]\n\t"
-		     "sub $256, %[len]\n\t"
+		     KIWI_FOLD_TURN
 		     "jnz 1b\n"
 		     "2:\n\t"
 		     KIWI_REDUCE
@@ -369,19 +376,13 @@ static void kiwi_fold_span(struct kiwi_fold *f, u8 *d, const u8 *s,
 		     "vmovdqu64 (%[a3]), %%zmm3\n\t"
 		     "vbroadcasti32x4 %[k256], %%zmm10\n\t"
 		     "vmovd %k[inj], %%xmm13\n\t"
-		     "test %[blk], %[blk]\n\t"
+		     "test %[len], %[len]\n\t"
 		     "jz 2f\n"
 		     "1:\n\t"
 		     KIWI_COPY256("4", "5", "6", "7")
 		     "vpxorq %%zmm13, %%zmm4, %%zmm4\n\t"
 		     "vpxorq %%zmm13, %%zmm13, %%zmm13\n\t"
-		     KIWI_FOLD("zmm0", "zmm4", "zmm8")
-		     KIWI_FOLD("zmm1", "zmm5", "zmm9")
-		     KIWI_FOLD("zmm2", "zmm6", "zmm11")
-		     KIWI_FOLD("zmm3", "zmm7", "zmm12")
-		     "add $256, %[s]\n\t"
-		     "add $256, %[d]\n\t"
-		     "sub $256, %[blk]\n\t"
+		     KIWI_FOLD_TURN
 		     "jnz 1b\n"
 		     "2:\n\t"
 		     "test %[one], %[one]\n\t"
@@ -406,7 +407,7 @@ static void kiwi_fold_span(struct kiwi_fold *f, u8 *d, const u8 *s,
 		     "vmovdqu64 %%zmm2, (%[a2])\n\t"
 		     "vmovdqu64 %%zmm3, (%[a3])\n\t"
 		     "vzeroupper"
-		     : [s] "+r" (s), [d] "+r" (d), [blk] "+r" (blk)
+		     : [s] "+r" (s), [d] "+r" (d), [len] "+r" (blk)
 		     : [one] "r" (one), [a0] "r" (f->acc[n]),
 		       [a1] "r" (f->acc[(n + 1) & 3]),
 		       [a2] "r" (f->acc[(n + 2) & 3]),
