@@ -197,6 +197,7 @@ struct msg_ctx {
 	bool crc;
 	struct kiwi_tx tx;
 	struct kiwi_rx rx;
+	bool pages;		/* in the kernel's pieces (do_tx_pages(), do_rx()) */
 };
 
 static void do_memcpy(void *arg)
@@ -240,35 +241,6 @@ static void do_tx(void *arg)
 		}
 	}
 	m->wire_len = used;
-}
-
-/* parse one message's FPDUs, placing the payload as rx.c does */
-static void do_rx(void *arg)
-{
-	struct msg_ctx *m = arg;
-	struct kiwi_rx_event ev;
-	u32 i = 0, placed = 0, done = 0;
-
-	while (i < m->wire_len) {
-		u32 used = kiwi_rx_feed(&m->rx, m->wire + i, m->wire_len - i,
-					&ev);
-
-		if (ev.type == KIWI_RX_HDR) {
-			placed = ev.hdr->to;
-		} else if (ev.type == KIWI_RX_DATA) {
-			kiwi_rx_copy_data(&m->rx, m->dst + placed,
-					  m->wire + i + ev.off, ev.len);
-			placed += ev.len;
-		} else if (ev.type == KIWI_RX_DONE) {
-			done++;
-		} else if (ev.type == KIWI_RX_ERROR) {
-			printf("parse error %d\n", ev.err);
-			exit(1);
-		}
-		i += used;
-	}
-	if (!done)
-		exit(1);
 }
 
 /*
@@ -325,28 +297,32 @@ static void do_tx_pages(void *arg)
 }
 
 /*
- * Parse as kiwi.ko receives: the socket's data a page at a time (skb
+ * Parse one message's FPDUs, placing the payload as rx.c does; with
+ * m->pages as kiwi.ko receives: the socket's data a page at a time (skb
  * fragments), each DATA span placed in pieces that stop at the MR's
  * pages.
  */
-static void do_rx_pages(void *arg)
+static void do_rx(void *arg)
 {
 	struct msg_ctx *m = arg;
 	struct kiwi_rx_event ev;
 	u32 i = 0, placed = 0, done = 0;
 
 	while (i < m->wire_len) {
-		u32 lim = m->wire_len - i < PG - i % PG ? m->wire_len - i :
-			PG - i % PG;
-		u32 used = kiwi_rx_feed(&m->rx, m->wire + i, lim, &ev);
+		u32 lim = m->wire_len - i;
+		u32 used;
 
+		if (m->pages && lim > PG - i % PG)
+			lim = PG - i % PG;
+		used = kiwi_rx_feed(&m->rx, m->wire + i, lim, &ev);
 		if (ev.type == KIWI_RX_HDR) {
 			placed = ev.hdr->to;
 		} else if (ev.type == KIWI_RX_DATA) {
 			u32 o = 0, k;
 
 			for (; o < ev.len; o += k, placed += k) {
-				k = piece(placed, placed, ev.len - o);
+				k = m->pages ? piece(placed, placed, ev.len - o) :
+					ev.len;
 				kiwi_rx_copy_data(&m->rx, m->dst + placed,
 						  m->wire + i + ev.off + o, k);
 			}
@@ -367,10 +343,10 @@ static void do_rx_pages(void *arg)
 static void bench_msg(u32 max_ulpdu, bool crc, bool pages)
 {
 	void (*tx)(void *) = pages ? do_tx_pages : do_tx;
-	void (*rx)(void *) = pages ? do_rx_pages : do_rx;
 	struct kiwi_tx_cfg tc = { .crc = crc };
 	struct kiwi_rx_cfg rc = { .crc = crc };
-	struct msg_ctx m = { .max_ulpdu = max_ulpdu, .crc = crc };
+	struct msg_ctx m = { .max_ulpdu = max_ulpdu, .crc = crc,
+			     .pages = pages };
 	double rm[RUNS], rt[RUNS], rr[RUNS], mc, t, r;
 	u32 i;
 	int k;
@@ -383,7 +359,7 @@ static void bench_msg(u32 max_ulpdu, bool crc, bool pages)
 	kiwi_tx_init(&m.tx, &tc);
 	kiwi_rx_init(&m.rx, &rc);
 	tx(&m);
-	rx(&m);
+	do_rx(&m);
 	if (memcmp(m.msg, m.dst, MSG)) {
 		printf("bench: the message did not arrive intact\n");
 		exit(1);
@@ -397,7 +373,7 @@ static void bench_msg(u32 max_ulpdu, bool crc, bool pages)
 		for (b = 0; b < BURSTS; b++) {
 			rm[k] = fmax(rm[k], burst(do_memcpy, &m));
 			rt[k] = fmax(rt[k], burst(tx, &m));
-			rr[k] = fmax(rr[k], burst(rx, &m));
+			rr[k] = fmax(rr[k], burst(do_rx, &m));
 		}
 	}
 	mc = median(rm);
