@@ -23,7 +23,7 @@
 #     error and one LLP Terminate sent
 #   a plain TCP listener that never answers the Request: one connect
 #     timeout (connect_timeout_ms lowered to 1.5 s for it)
-#   the engine's A/B switches (tx_direct, tx_next_cpu, rx_defer,
+#   the engine's A/B switches (tx_direct, rx_defer,
 #     rresp_defer, crc_copy, crc_avx512) are debugfs files at their
 #     defaults, none a module parameter; crc_copy switches and refuses
 #     a name it does not know
@@ -505,7 +505,7 @@ fpdu_sizes() {
 # no module parameter (issue 41: A/B switches go to debugfs)
 ab_switches() {
 	local d=/sys/kernel/debug/kiwi f got bad=0
-	for f in tx_direct:N tx_next_cpu:Y rx_defer:16384 rresp_defer:4096 \
+	for f in tx_direct:N rx_defer:16384 rresp_defer:4096 \
 		 'crc_copy:onepass|split' 'crc_avx512:Y|N' crc_run_hold:Y; do
 		got=$(cat "$d/${f%%:*}") || { bad=1; continue; }
 		echo "${f%%:*} $got"

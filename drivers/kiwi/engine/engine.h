@@ -362,7 +362,6 @@ int kiwi_dp_init(struct dentry *debugfs);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu);
-int kiwi_tx_next_cpu(void);
 void kiwi_tx_debugfs(struct dentry *dir);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_post(struct kiwi_qp *qp);

@@ -802,7 +802,12 @@ void kiwi_rx_wq_exit(void)
  */
 static int kiwi_rx_cpu(void)
 {
-	return in_task() ? raw_smp_processor_id() : kiwi_tx_next_cpu();
+	int cpu = raw_smp_processor_id();
+
+	if (in_task())
+		return cpu;
+	cpu = cpumask_next(cpu, cpu_online_mask);
+	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
 }
 
 /* Under sk_callback_lock, with the socket owned. */

@@ -839,34 +839,10 @@ static bool kiwi_tx_may_sleep(void)
 #endif
 }
 
-/* the next online CPU after this one: a hint, any CPU is correct */
-int kiwi_tx_next_cpu(void)
-{
-	int cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
-
-	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
-}
-
-/*
- * debugfs kiwi/tx_next_cpu: a kernel post queues the engine on the next
- * CPU, so the poster goes on while the send (and on a veth the peer's
- * receive) runs on another.
- */
-static bool kiwi_tx_next_on = true;
-
-/* A/B switches (module.md) */
+/* A/B switch (module.md) */
 void kiwi_tx_debugfs(struct dentry *dir)
 {
 	debugfs_create_bool("tx_direct", 0644, dir, &kiwi_tx_direct);
-	debugfs_create_bool("tx_next_cpu", 0644, dir, &kiwi_tx_next_on);
-}
-
-static void kiwi_tx_post_kick(struct kiwi_qp *qp)
-{
-	if (READ_ONCE(kiwi_tx_next_on) && num_online_cpus() > 1)
-		kiwi_tx_kick_on(qp, kiwi_tx_next_cpu());
-	else
-		kiwi_tx_kick(qp);
 }
 
 void kiwi_tx_post(struct kiwi_qp *qp)
@@ -876,14 +852,14 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 	if (!KIWI_SK_OWN_FRAGS || !READ_ONCE(kiwi_tx_direct) ||
 	    !kiwi_tx_may_sleep() ||
 	    !mutex_trylock(&qp->tx_mutex)) {
-		kiwi_tx_post_kick(qp);
+		kiwi_tx_kick(qp);
 		return;
 	}
 	/* a completion handler in this task must not wait for the socket */
 	if (test_bit(KIWI_EF_ON, &qp->eflags) &&
 	    sock_owned_by_user_nocheck(qp->sock->sk)) {
 		mutex_unlock(&qp->tx_mutex);
-		kiwi_tx_post_kick(qp);
+		kiwi_tx_kick(qp);
 		return;
 	}
 	kiwi_stat_inc(qp->kdev, KIWI_STAT_POSTS_DIRECT);
