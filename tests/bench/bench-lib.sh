@@ -143,3 +143,50 @@ bench_fio_csv() {
 	fi
 	echo "$fields,$name,$v,$unit" >> "$csv"
 }
+
+# The wire between two bench guests (KIWI_WB_WIRE).  "tap", the default:
+# a veth pair on the host, each end under a macvtap in passthru mode that
+# one guest's QEMU opens with its vnet header, so virtio-net offers
+# checksum offload, scatter-gather and TSO/GRO-sized frames both ways, as
+# a real NIC does; nothing else is on it (no bridge, no address, no IPv6).
+# "socket": QEMU's socket netdev (two-host.sh's wire), which has no vnet
+# header and so no offloads: each guest checksums every segment in
+# software and, without scatter-gather, copies paged data into linear
+# frames before the NIC sees it.
+#
+# wire_tap_up TAG MAC_A MAC_B: makes the pair; sets wire_dev_a and
+# wire_dev_b to the macvtaps' character devices.
+wire_tap_up() {
+	local t=$1 g mac idx dev
+	ip link add "kwv${t}a" type veth peer name "kwv${t}b" || return 1
+	for g in a b; do
+		[ $g = a ] && mac=$2 || mac=$3
+		sysctl -qw "net.ipv6.conf.kwv$t$g.disable_ipv6=1"
+		ip link add link "kwv$t$g" name "kwm$t$g" address "$mac" \
+			type macvtap mode passthru || return 1
+		sysctl -qw "net.ipv6.conf.kwm$t$g.disable_ipv6=1"
+		# a slow guest's QEMU reads late: a queue to absorb a burst
+		ip link set "kwm$t$g" txqueuelen 10000 &&
+			ip link set "kwv$t$g" up && ip link set "kwm$t$g" up || return 1
+		idx=$(cat "/sys/class/net/kwm$t$g/ifindex")
+		dev=/dev/tap$idx
+		# without udev, the node from the macvtap's own major:minor
+		[ -c "$dev" ] || mknod "$dev" c $(tr ':' ' ' \
+			< "/sys/class/net/kwm$t$g/macvtap/tap$idx/dev") || return 1
+		eval "wire_dev_$g=\$dev"
+	done
+}
+
+# wire_tap_down TAG [FILE]: removes the pair, first writing its devices'
+# counters (drops) to FILE
+wire_tap_down() {
+	local d
+	if [ -n "${2:-}" ]; then
+		for d in "kwv${1}a" "kwv${1}b" "kwm${1}a" "kwm${1}b"; do
+			ip -s link show "$d"
+		done > "$2" 2>&1
+	fi
+	ip link del "kwm${1}a" 2> /dev/null
+	ip link del "kwm${1}b" 2> /dev/null
+	ip link del "kwv${1}a" 2> /dev/null
+}

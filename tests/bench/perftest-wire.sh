@@ -183,6 +183,11 @@ port_seq=0
 mark() {
 	now=$EPOCHREALTIME
 	echo "$now" > "$dir/$role.clk-$1"
+	# TCP's counters at each end of a run: retransmits and timeouts
+	awk '/^Tcp:/ { getline; print "RetransSegs " $13 }
+	     /^TcpExt:/ { split($0, k); getline; for (i = 2; i <= NF; i++)
+		if (k[i] == "TCPTimeouts") print k[i], $i }' /proc/net/snmp /proc/net/netstat \
+		> "$dir/$role.tcp-$1" 2> /dev/null
 }
 
 # sampled_past T: the sampler has a sample later than T (+ one interval)
@@ -560,6 +565,10 @@ for r in $(seq 1 "$runs"); do
 done
 kill $sampler
 cp /tmp/wb-samples "$dir/$role.samples"
+# the kernel's network counters since boot (retransmits) and the NIC's
+# segmentation limits, for the record
+nstat -asz > "$dir/$role.nstat" 2>&1
+ip -d -s link show "$nic" > "$dir/$role.link" 2>&1
 rmmod kiwi siw 2>/dev/null
 nvmf_dmesg_clean || echo "perftest-wire: kernel warnings in dmesg" >&2
 wsync end 300
@@ -577,6 +586,8 @@ for t in ib_write_bw iperf3; do
 done
 [ "$(nproc)" -ge 2 ] || { echo "perftest-wire.sh: needs 2 host CPUs" >&2; exit 1; }
 bench_host_start wire
+wire=${KIWI_WB_WIRE:-tap}
+case $wire in tap|socket) ;; *) echo "perftest-wire.sh: KIWI_WB_WIRE is tap or socket" >&2; exit 2 ;; esac
 out=${csv%.csv}
 mkdir -p "$out"
 # what the guests are and how they run: no debug options, one vCPU each,
@@ -591,20 +602,25 @@ unset KIWI_KO KIWI_SIW_KO KIWI_VM_NET KIWI_VM_MAC KIWI_VM_PIN
 	echo "# host cpus $(nproc)"
 	echo "# kiwi $(bench_rev changes drivers userspace)"
 	echo "# start $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# wire $wire"
 	echo "# host load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# other qemu guests at start $(pgrep -c -f qemu-system)"
 } > "$out/meta"
 while sleep 30; do echo "$(cut -d' ' -f1 /proc/loadavg) $(pgrep -c -f qemu-system)"; done > "$out/load" &
 sampler=$!
-trap 'kill $sampler ${pa:-} ${pb:-} ${hs:-} 2>/dev/null; exit 130' INT TERM HUP
+trap 'kill $sampler ${pa:-} ${pb:-} ${hs:-} 2>/dev/null; wire_tap_down $$; exit 130' INT TERM HUP
 # wire_guest ROLE HOSTCPU WIRE MAC: one guest of boot $b in $bd, its vCPU on
-# HOSTCPU, its NIC on the socket netdev WIRE (listen= or connect=)
+# HOSTCPU, its NIC on WIRE: a macvtap's device (tap) or the socket
+# netdev's listen= or connect= (bench-lib.sh, wire_tap_up)
 wire_guest() {
-	KIWI_VM_PIN_CPUS=$2 KIWI_VM_NET="socket,$3" \
+	local net=socket,$3 fd=/dev/null
+	[ $wire = tap ] && net=tap,fd=7 fd=$3
+	KIWI_VM_PIN_CPUS=$2 KIWI_VM_NET="$net" \
 		KIWI_VM_MAC=52:54:00:4b:0b:$4 KIWI_WB_ROLE=$1 KIWI_WB_BOOT=$b \
 		KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout $tmo \
 		--run-dir-file "$bd/$1.rundir" -- bash tests/bench/perftest-wire.sh \
-		--runs "$runs" --guest-dir "$bd" > "$bd/$1.out" 2> "$bd/$1.err"
+		--runs "$runs" --guest-dir "$bd" > "$bd/$1.out" 2> "$bd/$1.err" \
+		7<> "$fd"
 }
 
 t_start=$SECONDS
@@ -613,17 +629,27 @@ tmo=$((runs * 900 + 600))
 for b in $(seq 1 "$boots"); do
 	bd=$out/boot-$b
 	mkdir -p "$bd"
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	wire_guest A 0 "listen=127.0.0.1:$port" 01 &
-	pa=$!
-	# B connects once A's QEMU listens
-	end=$((SECONDS + 600))
-	while ! ss -Htln "sport = :$port" | grep -q . && kill -0 $pa 2>/dev/null &&
-		[ $SECONDS -lt $end ]; do
-		sleep 0.2
-	done
-	wire_guest B 1 "connect=127.0.0.1:$port" 02 &
-	pb=$!
+	if [ $wire = tap ]; then
+		wire_tap_down $$
+		wire_tap_up $$ 52:54:00:4b:0b:01 52:54:00:4b:0b:02 ||
+			{ echo "perftest-wire.sh: no macvtap wire (KIWI_WB_WIRE=socket runs without)" >&2; wire_tap_down $$; exit 1; }
+		wire_guest A 0 "$wire_dev_a" 01 &
+		pa=$!
+		wire_guest B 1 "$wire_dev_b" 02 &
+		pb=$!
+	else
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		wire_guest A 0 "listen=127.0.0.1:$port" 01 &
+		pa=$!
+		# B connects once A's QEMU listens
+		end=$((SECONDS + 600))
+		while ! ss -Htln "sport = :$port" | grep -q . && kill -0 $pa 2>/dev/null &&
+			[ $SECONDS -lt $end ]; do
+			sleep 0.2
+		done
+		wire_guest B 1 "connect=127.0.0.1:$port" 02 &
+		pb=$!
+	fi
 	# the vCPU threads' CPU time, once vm-run.sh has pinned both
 	end=$((SECONDS + 600))
 	until [ -f "$(cat "$bd/A.rundir" 2>/dev/null)/pin" ] &&
@@ -649,6 +675,7 @@ for b in $(seq 1 "$boots"); do
 		rd=$(cat "$bd/$g.rundir" 2>/dev/null)
 		[ -n "$rd" ] && [ -f "$rd/pin" ] && sed "s/^/$g /" "$rd/pin" >> "$bd/pin"
 	done
+	[ $wire = tap ] && wire_tap_down $$ "$bd/wire.stats"
 	echo "perftest-wire.sh: boot $b done at $((SECONDS - t_start)) s (vm-run A $ra, B $rb)"
 	[ $ra = 0 ] && [ $rb = 0 ] || { echo "perftest-wire.sh: boot $b: see $bd/A.err, $bd/B.err" >&2; tail -n 20 "$bd/A.err" "$bd/B.err" >&2; }
 done
