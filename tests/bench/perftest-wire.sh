@@ -22,7 +22,7 @@
 # perftest over rdma_cm (-R), a fresh port per run: ib_write_bw,
 # ib_send_bw, ib_read_bw at 64 KiB and 1 MiB, ib_write_lat at 64 B; and
 # the connection rate: tests/verbs/cm-cycle in kiwi and siw (connect,
-# the server's first message, disconnect, one connection after the
+# a message each way (the client's first), disconnect, one connection after the
 # other), tcp-cycle's same steps over plain TCP in tcp.
 #
 # What is counted (tests/bench/wire-report.py): both guests sample their
@@ -76,6 +76,8 @@ fi
 # KIWI_WB_LAT=0, KIWI_WB_CM=0 (no connection rate); and kiwi's A/B
 # variants beside kiwi (variant_switches:
 # KIWI_WB_CONFIGS="kiwi kiwi-inline kiwi-copy"), reported as ratios to kiwi
+# KIWI_WB_SIW_DEBUG=1: siw's dynamic debug on, each guest's kernel log
+# kept as ROLE.dmesg (siw's connect failures in cm-cycle, benchmarks.md)
 [ -n "${KIWI_WB_CONFIGS:-}${KIWI_WB_TESTS:-}${KIWI_WB_SIZES:-}${KIWI_WB_LAT:-}${KIWI_WB_CM:-}" ] && doc=0
 
 # ---------------------------------------------------------------- guest side
@@ -295,6 +297,7 @@ perf() {
 			wait $spid
 			rc=$?
 			mark "$id-1"; t1=$now
+			cp /tmp/wb-cyc-srv.log "$dir/$role.$id.log"
 			wsync "$id-done"
 			[ $rc = 0 ] && st=ok || { st=fail; tail -n 5 /tmp/wb-srv.log >&2; }
 			[ "$(get "$id-again")" = 1 ] && st=cal
@@ -348,8 +351,8 @@ perf() {
 
 # cycles ROUND CONFIG: the connection rate, B serving, A connecting and
 # disconnecting one connection after the other: cm-cycle over rdma_cm
-# (the server's first message awaited, as siw needs) for kiwi and siw, tcp-cycle (connect,
-# the server's first byte, close) for plain TCP; the figure is A's
+# (a message each way, the client's first) for kiwi and siw, tcp-cycle
+# (connect, a byte each way, close) for plain TCP; the figure is A's
 # connections per second.  The count aims at want_s seconds at the last
 # rate; without one, a first run of 20 calibrates.
 # peer_done_or_gone NAME PID: the peer reached NAME, or process PID ended
@@ -360,10 +363,9 @@ peer_done_or_gone() {
 cycles() {
 	local r=$1 c=$2 key=$2-cm_cycle id port n prog rc t0 t1 v st try=1 spid
 	local calib=0
-	local mode=speak
+	# the client speaks first and the server answers (cm-cycle.c, "ping")
+	local mode=ping
 	prog=$root/tests/verbs/build/cm-cycle
-	# siw may leave the RTR unread: nudge it (cm-cycle.c)
-	[ $c = siw ] && mode=nudge
 	[ $c = tcp ] && prog=$root/tests/verbs/build/tcp-cycle mode=
 	while :; do
 		id=b$boot-r$r-$key-$try
@@ -395,6 +397,7 @@ cycles() {
 			wait $spid
 			rc=$?
 			mark "$id-1"; t1=$now
+			cp /tmp/wb-cyc-srv.log "$dir/$role.$id.log"
 			wsync "$id-done"
 			[ $rc = 0 ] && st=ok || { st=fail; tail -n 5 /tmp/wb-cyc-srv.log >&2; }
 			[ "$(get "$id-again")" = 1 ] && st=cal
@@ -406,6 +409,7 @@ cycles() {
 				> /tmp/wb-cyc-cli.log 2>&1
 			rc=$?
 			mark "$id-1"; t1=$now
+			cp /tmp/wb-cyc-cli.log "$dir/$role.$id.log"
 			v=$(awk '/^client: cycles/ && $5 == 0 && $7 > 0 {
 				printf "%.2f\n", $3 * 1000 / $7 }' /tmp/wb-cyc-cli.log)
 			st=ok
@@ -487,6 +491,7 @@ config_up() {
 	esac
 	nvmf_link_add $dev $prov "$nic" "$([ $prov = kiwi ] && echo off)" ||
 		return
+	[ "${KIWI_WB_SIW_DEBUG:-0}" = 1 ] && echo 'module siw +p' > /sys/kernel/debug/dynamic_debug/control
 	for s in $(variant_switches $1); do
 		f=$(switch_file ${s%%=*}) || return
 		restore+=("$f=$(cat "$f")")
@@ -570,6 +575,7 @@ cp /tmp/wb-samples "$dir/$role.samples"
 nstat -asz > "$dir/$role.nstat" 2>&1
 ip -d -s link show "$nic" > "$dir/$role.link" 2>&1
 rmmod kiwi siw 2>/dev/null
+[ "${KIWI_WB_SIW_DEBUG:-0}" = 1 ] && dmesg > "$dir/$role.dmesg"
 nvmf_dmesg_clean || echo "perftest-wire: kernel warnings in dmesg" >&2
 wsync end 300
 exit 0

@@ -33,10 +33,19 @@
  * nudges N" (seen under a loaded TCG host, where without it the client's
  * close after its 30 s wait hit that BUG(); 38-load bounds the count).
  *
+ * With "ping" (on both ends) the client speaks first, as RFC 5044 has an
+ * initiator do where no RTR was negotiated: a zero-length Send once
+ * ESTABLISHED, which the server answers with one; the client disconnects
+ * once it has the answer.  A server that speaks first may put its Send in
+ * the same read as its MPA Reply, which a siw initiator refuses (EPROTO,
+ * a CONNECT_ERROR): siw to siw negotiates no RTR by default.  The bench
+ * runs every configuration in this mode (tests/bench/perftest-wire.sh).
+ *
  * Every wait has a time limit (30 s), so a lost event is a failure, not a
  * hang.  Ten failures in a row end the run.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +70,9 @@ static struct ibv_context *pd_ctx;
 static char rbuf[16];
 static struct ibv_mr *rmr;
 
-static int speak, nudge;
+static int speak, nudge, ping, serving;
+/* the server's CQ events (ping): the client's Sends to answer */
+static struct ibv_comp_channel *cch;
 
 static struct rdma_conn_param conn_param = {
 	.initiator_depth = 1,
@@ -80,7 +91,11 @@ static int qp_make(struct rdma_cm_id *id)
 	if (!pd) {
 		pd_ctx = id->verbs;
 		pd = ibv_alloc_pd(id->verbs);
-		cq = pd ? ibv_create_cq(id->verbs, 256, NULL, NULL, 0) : NULL;
+		cch = ping && serving ? ibv_create_comp_channel(id->verbs) : NULL;
+		cq = pd && (cch || !ping || !serving) ?
+			ibv_create_cq(id->verbs, 256, NULL, cch, 0) : NULL;
+		if (cq && cch && ibv_req_notify_cq(cq, 0))
+			cq = NULL;
 		rmr = cq ? ibv_reg_mr(pd, rbuf, sizeof(rbuf),
 				      IBV_ACCESS_LOCAL_WRITE) : NULL;
 		if (!rmr) {
@@ -101,6 +116,55 @@ static int qp_make(struct rdma_cm_id *id)
 	return 0;
 }
 
+/* a receive for the peer's zero-length Send, its wr_id the cm_id */
+static int post_rbuf(struct rdma_cm_id *id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)rbuf, .length = sizeof(rbuf),
+			       .lkey = rmr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = (uintptr_t)id, .sg_list = &sge,
+				   .num_sge = 1 }, *bad;
+	int rv = ibv_post_recv(id->qp, &rwr, &bad);
+
+	/* providers return the error, some negated */
+	if (rv)
+		errno = rv < 0 ? -rv : rv;
+	return rv ? -1 : 0;
+}
+
+/*
+ * ping: answer each client's Send received (the CQ's event first, when
+ * the channel had one); the errors counted
+ */
+static long answer_pings(int event)
+{
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_wc wc[16];
+	struct ibv_cq *ecq;
+	long errors = 0;
+	void *ctx;
+	int n, i;
+
+	if (event && ibv_get_cq_event(cch, &ecq, &ctx) == 0) {
+		ibv_ack_cq_events(ecq, 1);
+		ibv_req_notify_cq(cq, 0);
+	}
+	while ((n = ibv_poll_cq(cq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct rdma_cm_id *id = (void *)(uintptr_t)wc[i].wr_id;
+
+			if (!ping || wc[i].opcode != IBV_WC_RECV ||
+			    wc[i].status != IBV_WC_SUCCESS)
+				continue;
+			if (ibv_post_send(id->qp, &swr, &bad)) {
+				fprintf(stderr, "cm-cycle server: answer: %s\n",
+					strerror(errno));
+				errors++;
+			}
+		}
+	}
+	return errors;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -117,7 +181,6 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type type;
 	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad;
-	struct ibv_wc wc[16];
 	int status;
 
 	if (rdma_create_id(ch, &lid, NULL, RDMA_PS_TCP) ||
@@ -129,10 +192,19 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 	printf("server: listening\n");
 	fflush(stdout);
 	while (!stop && closed + errors < total) {
-		/* the clients' Sends and the flushes: nothing to look at */
-		while (cq && ibv_poll_cq(cq, 16, wc) > 0)
-			;
-		ev = kiwi_cm_next(ch, 1000);
+		struct pollfd pf[2] = {
+			{ .fd = ch->fd, .events = POLLIN },
+			{ .fd = cch ? cch->fd : -1, .events = POLLIN },
+		};
+
+		if (poll(pf, 2, 1000) < 0)
+			continue;
+		/* the clients' Sends (answered in ping) and the flushes */
+		if (cq)
+			errors += answer_pings(cch && (pf[1].revents & POLLIN));
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		ev = kiwi_cm_next(ch, 0);
 		if (!ev)
 			continue;
 		id = ev->id;
@@ -141,7 +213,8 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 		rdma_ack_cm_event(ev);
 		switch (type) {
 		case RDMA_CM_EVENT_CONNECT_REQUEST:
-			if (qp_make(id) || rdma_accept(id, &conn_param)) {
+			if (qp_make(id) || (ping && post_rbuf(id)) ||
+			    rdma_accept(id, &conn_param)) {
 				fprintf(stderr, "cm-cycle server: accept: %s\n",
 					strerror(errno));
 				rdma_reject(id, NULL, 0);
@@ -154,7 +227,7 @@ static int server(struct rdma_event_channel *ch, struct sockaddr_in *sa,
 		case RDMA_CM_EVENT_ESTABLISHED:
 			established++;
 			/* unsignaled: nothing to poll for but errors */
-			if (speak && ibv_post_send(id->qp, &swr, &bad)) {
+			if (speak && !ping && ibv_post_send(id->qp, &swr, &bad)) {
 				fprintf(stderr, "cm-cycle server: Send: %s\n",
 					strerror(errno));
 				errors++;
@@ -234,11 +307,9 @@ static int hear(struct ibv_qp *qp)
 /* One cycle; the step that failed on stderr. */
 static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)rbuf, .length = sizeof(rbuf) };
-	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad;
 	struct rdma_cm_id *id;
 	const char *step;
-	int rv;
 
 	t_mark = kiwi_now_ms();
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP)) {
@@ -257,21 +328,17 @@ static int cycle(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	step = "create a QP";
 	if (qp_make(id))
 		goto fail;
-	if (speak) {
-		sge.lkey = rmr->lkey;
-		rv = ibv_post_recv(id->qp, &rwr, &bad);
-		if (rv) {
-			/* providers return the error, some negated */
-			errno = rv < 0 ? -rv : rv;
-			goto fail;
-		}
-	}
+	if (speak && post_rbuf(id))
+		goto fail;
 	lap(T_QP);
 	step = "connect";
 	if (rdma_connect(id, &conn_param) ||
 	    kiwi_cm_expect(ch, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS, NULL))
 		goto fail;
-	step = "hear the server first";
+	step = "ping";
+	if (ping && ibv_post_send(id->qp, &swr, &bad))
+		goto fail;
+	step = ping ? "hear the answer" : "hear the server first";
 	if (speak && hear(id->qp))
 		goto fail;
 	lap(T_CONNECT);
@@ -330,13 +397,15 @@ int main(int argc, char **argv)
 	    inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1 ||
 	    (count = atol(argv[4])) <= 0 ||
 	    (argc == 6 && strcmp(argv[5], "speak") &&
-	     strcmp(argv[5], "nudge"))) {
+	     strcmp(argv[5], "nudge") && strcmp(argv[5], "ping"))) {
 		fprintf(stderr,
-			"usage: cm-cycle server|client ADDR PORT COUNT [speak|nudge]\n");
+			"usage: cm-cycle server|client ADDR PORT COUNT [speak|nudge|ping]\n");
 		return 2;
 	}
 	speak = argc == 6;
 	nudge = speak && !strcmp(argv[5], "nudge");
+	ping = speak && !strcmp(argv[5], "ping");
+	serving = !strcmp(argv[1], "server");
 	sa.sin_port = htons(atoi(argv[3]));
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
@@ -353,6 +422,8 @@ int main(int argc, char **argv)
 		rc = 2;
 	if (cq)
 		ibv_destroy_cq(cq);
+	if (cch)
+		ibv_destroy_comp_channel(cch);
 	if (pd)
 		ibv_dealloc_pd(pd);
 	rdma_destroy_event_channel(ch);

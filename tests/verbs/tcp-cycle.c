@@ -2,15 +2,17 @@
 /*
  * cm-cycle's counterpart over plain TCP, the connection rate kiwi's is
  * reported against (tests/bench/perftest-wire.sh): the same steps as
- * cm-cycle's "speak" mode without the RDMA parts.
+ * cm-cycle's "ping" mode without the RDMA parts.
  *
  *   tcp-cycle server ADDR PORT TOTAL
- *	accepts TOTAL connections one after the other, each: one byte
- *	sent, then the client's close awaited, then closed; prints
- *	"server: accepted A errors E", exits 0 iff none failed.
+ *	accepts TOTAL connections one after the other, each: the client's
+ *	byte answered with one, then the client's close awaited, then
+ *	closed; prints "server: accepted A errors E", exits 0 iff none
+ *	failed.
  *   tcp-cycle client ADDR PORT CYCLES
- *	CYCLES times: connect, wait for the server's byte, close; prints
- *	"client: cycles N failed F in MS ms", exits 0 iff none failed.
+ *	CYCLES times: connect, send a byte, wait for the server's, close;
+ *	prints "client: cycles N failed F in MS ms", exits 0 iff none
+ *	failed.
  *
  * Every wait has a time limit (30 s); ten failures in a row end the run.
  */
@@ -74,7 +76,8 @@ static int server(struct sockaddr_in *sa, long total)
 		}
 		accepted++;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (write(fd, "x", 1) != 1 || read_one(fd) != 0) {
+		if (read_one(fd) != 1 || write(fd, "y", 1) != 1 ||
+		    read_one(fd) != 0) {
 			errors++;
 			in_row++;
 		} else {
@@ -97,6 +100,8 @@ static int cycle(struct sockaddr_in *sa)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, (struct sockaddr *)sa, sizeof(*sa)))
 		fprintf(stderr, "tcp-cycle: connect: %s\n", strerror(errno));
+	else if (write(fd, "x", 1) != 1)
+		fprintf(stderr, "tcp-cycle: send: %s\n", strerror(errno));
 	else if (read_one(fd) != 1)
 		fprintf(stderr, "tcp-cycle: no byte from the server\n");
 	else
