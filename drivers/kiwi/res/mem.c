@@ -142,6 +142,18 @@ void kiwi_mr_put(struct kiwi_mr *mr)
 	kref_put(&mr->ref, kiwi_mr_release);
 }
 
+/* put and clear the references of an SGE list's KIWI_MAX_SGE MRs */
+void kiwi_mrs_put(struct kiwi_mr **mr)
+{
+	int i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (mr[i])
+			kiwi_mr_put(mr[i]);
+		mr[i] = NULL;
+	}
+}
+
 /* Reserve an STag index; publish once complete: lookups see no half MR. */
 static struct kiwi_mr *kiwi_mr_new(struct kiwi_dev *kdev,
 				   enum kiwi_mr_type type, int access)

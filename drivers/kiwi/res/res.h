@@ -111,6 +111,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_mr_access_ok(int access);
 struct kiwi_mr *kiwi_mr_get(struct kiwi_dev *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);
+void kiwi_mrs_put(struct kiwi_mr **mr);
 int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
 		  int access, u32 *gen);
 void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig);
