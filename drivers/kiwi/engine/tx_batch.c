@@ -15,18 +15,12 @@
 bool kiwi_tx_zcopy = true;
 
 /*
- * Messages shorter than this are copied and complete as soon as TCP has
- * taken them: below it, a completion held for the peer's (maybe delayed,
- * 40 ms) ACK and the per-page costs of a reference outweigh the copy
- * saved.  debugfs kiwi/tx_zcopy_min.
+ * Shorter messages are copied: a completion held for the peer's (maybe
+ * delayed) ACK would cost more than the copy.  debugfs kiwi/tx_zcopy_min.
  */
 u32 kiwi_tx_zcopy_min = 16384;
 
-/*
- * With CRC, payload not sent by reference is copied into kiwi's own pages
- * with its CRC in the same pass (kiwi_own_copy()); debugfs kiwi/tx_crc_own
- * N leaves it to TCP's copy after a CRC pass of its own (A/B).
- */
+/* debugfs kiwi/tx_crc_own N: CRC apart, TCP copies (A/B, kiwi_own_copy()) */
 bool kiwi_tx_crc_own = true;
 
 /* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
@@ -71,11 +65,7 @@ static struct ubuf_info *kiwi_zc_ubuf(struct kiwi_txs *txs)
 	return u;
 }
 
-/*
- * Module unload, after every QP: what TCP still holds goes with its skbs.
- * free_module()'s synchronize_rcu() covers the callback's last
- * instructions where it ran in a softirq.
- */
+/* unload, after every QP; free_module()'s synchronize_rcu() covers the rest */
 void kiwi_zc_ubufs_wait(void)
 {
 	wait_var_event(&kiwi_zc_ubufs, !atomic_read(&kiwi_zc_ubufs));
@@ -145,9 +135,8 @@ static u32 kiwi_cur_span(const struct kiwi_cur *cur, u32 want, u32 pieces)
 }
 
 /*
- * The cursor's MRs are no longer needed for framing; a non-empty batch
- * still points into their memory and keeps the references until TCP has
- * taken it (kiwi_batch_room() leaves space for them).
+ * The cursor's MRs are no longer needed for framing: a non-empty batch
+ * keeps the references until TCP has taken it (kiwi_batch_room()).
  */
 void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
 {
@@ -201,11 +190,8 @@ static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
 
 /*
  * ---- kiwi's own pages (datapath.md "One pass per byte with CRC") ----
- *
- * With CRC on, bytes not sent by reference are copied into pages kiwi
- * owns, payload with its CRC in the same pass, framing after it, and
- * those pages go to TCP by reference.  One fill page per connection;
- * each kvec into it holds a page reference until TCP has taken it.
+ * With CRC on, what is not sent by reference is copied here with its CRC
+ * in the same pass, and the pages go to TCP by reference.
  */
 
 /* the page of own kvec i, whether or not TCP took some of it already */
@@ -231,9 +217,8 @@ static bool kiwi_own_room(struct kiwi_txs *txs)
 }
 
 /*
- * The n bytes just written at ooff into the batch, copied from mr as
- * mapped at generation gen (NULL: framing or inline data); the kvec keeps
- * the MR, so that kiwi_batch_stale() sees an invalidation, copied or not.
+ * The n bytes just written at ooff into the batch, copied from mr at gen
+ * (NULL: framing, inline): kiwi_batch_stale() sees an invalidation.
  */
 static void kiwi_own_add(struct kiwi_txs *txs, u32 n, struct kiwi_mr *mr,
 			 u32 gen)
@@ -363,12 +348,9 @@ static struct kiwi_held *kiwi_held_at(struct kiwi_txs *txs, u32 pos)
 }
 
 /*
- * Whether len bytes of payload (a Read Response's if rresp) may go to
- * TCP by page reference (datapath.md "Zero copy").  With CRC, computed at
- * framing while TCP reads the page later, only a user QP's Sends and
- * Writes do: the verbs contract leaves their buffers alone until the
- * completion.  Kernel pages may be re-dirtied meanwhile, and memory
- * exposed for Read has no contract at all: copied with their CRC.
+ * May len bytes of payload (a Read Response's if rresp) go to TCP by page
+ * reference (datapath.md "Zero copy")?  With CRC only a user QP's Sends
+ * and Writes: others' memory may change between the CRC and TCP's read.
  */
 bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp)
 {
@@ -394,9 +376,7 @@ static struct page *kiwi_zc_page(void *p)
 
 /*
  * m payload bytes at p, from cur's current SGE, into the batch and the
- * FPDU's CRC: by page reference (cur->zc), copied into own pages with
- * CRC on, else by kvec; a CRC pass of its own only where no own page
- * could be had (tx_crc_pass_bytes).
+ * FPDU's CRC: by reference (cur->zc), into own pages with CRC, or a kvec.
  */
 static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 			     u8 *p, u32 m)
@@ -537,10 +517,7 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	return rv;
 }
 
-/*
- * Send what is left of a batch that holds pages by reference, under one
- * socket lock.  Bytes taken in order from iov_done, or -errno if none.
- */
+/* Send the rest of a batch with pages by reference: bytes taken, or -errno */
 static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 			      int flags)
 {
@@ -605,9 +582,7 @@ static void kiwi_zc_acked(struct kiwi_txs *txs)
 
 /*
  * The SQ's completions in posting order (datapath.md "SQ completions in
- * order"): those that must wait for their WR or an earlier one queue in
- * txs->held (an unsignaled Read without a CQE); with none queued, the
- * batch's go to the CQ as they are, without a lock.
+ * order"): those that must wait queue in txs->held.
  */
 
 /* completions posted per hold of qp->lock */
@@ -620,10 +595,7 @@ static bool kiwi_pend_empty(struct kiwi_txs *txs)
 	return smp_load_acquire(&txs->held_tail) == txs->held_head;
 }
 
-/*
- * Queue a completion (tx, under qp->lock).  Callers keep room for it
- * (kiwi_tx_held_full(), kiwi_tx_pend_room()).
- */
+/* queue a completion (tx, under qp->lock); callers keep room for it */
 static u32 kiwi_pend_add(struct kiwi_txs *txs, const struct kiwi_wc *wc,
 			 u8 state, bool cqe)
 {
@@ -675,9 +647,8 @@ static void kiwi_pend_batch(struct kiwi_txs *txs)
 }
 
 /*
- * A Read is taken (under qp->lock, with its ORD entry): the batch's
- * completions so far queue first, then the Read's.  Returns its position,
- * which rx names when the Read is done (kiwi_pend_read_done()).
+ * A Read is taken (under qp->lock): the batch's completions so far queue
+ * first, then the Read's, at the position returned (kiwi_pend_read_done()).
  */
 u32 kiwi_tx_pend_read(struct kiwi_qp *qp, const struct kiwi_wc *wc,
 		      bool cqe)
@@ -707,10 +678,9 @@ static bool kiwi_pend_ready(const struct kiwi_held *h, u32 una)
 }
 
 /*
- * Post the completions at the head of the queue whose WRs are done (tx
- * and rx), one caller at a time (held_busy) and outside qp->lock; held_tail
- * moves only once the CQEs are in the CQ (kiwi_pend_empty()).  A caller
- * that finds another posting leaves its work to it.
+ * Post the completions at the head of the queue whose WRs are done, one
+ * caller at a time (held_busy) and outside qp->lock; held_tail moves only
+ * once the CQEs are in the CQ.  One finding another posting leaves it be.
  */
 void kiwi_pend_drain(struct kiwi_qp *qp)
 {
@@ -767,16 +737,11 @@ static bool kiwi_pend_ack_want(struct kiwi_txs *txs, u32 una, u32 *want)
 }
 
 /*
- * Post the completions that are due (kiwi_pend_drain()), and make sure
- * that the ACK the oldest one still waiting for its pages waits for
- * kicks the engine (tx_mutex held; Reads wait for rx, which kicks).
- *
- * TCP calls sk_write_space on every ACK it processes while SOCK_NOSPACE
- * is set, after it moved snd_una: kiwi_tx_write_space() kicks the engine
- * once snd_una passed ack_seq.  The flag is set before snd_una is read
- * again, against tcp_check_space()'s smp_mb().  The ACK, not the
- * ubuf_info's callback: it is what an RNIC completes on, and the callback
- * also waits for clones in a qdisc and may find the QP gone.
+ * Post the completions that are due, and make sure that the ACK the
+ * oldest one still waiting for its pages waits for kicks the engine: TCP
+ * calls sk_write_space on every ACK while SOCK_NOSPACE is set, after it
+ * moved snd_una.  The ACK, not the ubuf_info's callback: it is what an
+ * RNIC completes on, and the callback waits for clones in a qdisc too.
  */
 void kiwi_tx_reap(struct kiwi_qp *qp)
 {
@@ -817,10 +782,8 @@ void kiwi_tx_reap(struct kiwi_qp *qp)
 }
 
 /*
- * The batch is in TCP's hands (or held only memory operations, which
- * complete here in SQ order): its WRs are done, or, while bytes by
- * reference are not acknowledged, wait for the end of the last batch
- * that had some, since a completion says every earlier WR is done too.
+ * The batch is in TCP's hands: its WRs are done or, while bytes by
+ * reference are not acknowledged, wait for the last such batch's end.
  */
 void kiwi_batch_complete(struct kiwi_qp *qp)
 {
@@ -878,9 +841,8 @@ void kiwi_tx_pend_acked(struct kiwi_txs *txs, u32 una)
 }
 
 /*
- * For the flush: the i-th transmit completion not yet posted, the queue's,
- * then the batch's; NULL past the last.  *done: it completes as it is;
- * *cqe: it has a CQE unless flushed.
+ * For the flush: the i-th transmit completion not yet posted (queue, then
+ * batch), NULL past the last.  *done: as it is; *cqe: unless flushed.
  */
 struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i, bool *done,
 				   bool *cqe)
@@ -909,10 +871,7 @@ void kiwi_tx_wc_flushed(struct kiwi_txs *txs)
 	kiwi_zc_acked(txs);
 }
 
-/*
- * Does what is left of the batch point into a mapping changed since it
- * was framed?  Then none of it may go: TCP reads the bytes when it takes them.
- */
+/* does the rest of the batch point into a mapping changed since framed? */
 static bool kiwi_batch_stale(struct kiwi_txs *txs)
 {
 	u32 i;
@@ -1050,10 +1009,7 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 		if (!sk_stream_is_writeable(sk))
 			return -EAGAIN;
 		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
-		/*
-		 * Room again already; after a few rounds yield instead:
-		 * sk_write_space may have come and gone.
-		 */
+		/* room again: yield after a few, write_space may be gone */
 		if (!retry--)
 			return KIWI_TX_YIELD;
 	}
@@ -1062,9 +1018,8 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 }
 
 /*
- * The engines are stopped (kiwi_qp_flush_all(), qp->lock held): the batch
- * is never sent.  Its Sends and Writes complete with *status, then as
- * flushed; its memory operations took effect.  Its MRs are released.
+ * The engines are stopped (qp->lock held): the batch is never sent.  Its
+ * Sends and Writes complete with *status, then flushed.  MRs released.
  */
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 {
