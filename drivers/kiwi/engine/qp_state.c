@@ -79,10 +79,7 @@ void kiwi_flush_rq(struct kiwi_qp *qp)
 	}
 }
 
-/*
- * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while the
- * engines hold older WRs, which kiwi_qp_flush_all() completes first.
- */
+/* under qp->lock, in ERR: flush now, or do the engines hold older WRs? */
 bool kiwi_qp_flush_now(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
@@ -114,9 +111,8 @@ static void kiwi_qp_reset(struct kiwi_qp *qp)
 #define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | KIWI_QP_REMOTE)
 
 /*
- * The access flags the peer's Writes and Reads are checked against.  INIT
- * flags without a remote right keep the QP's: rdma_cm sets such flags on
- * every iWARP client QP, whose peers rely on iw_cm's rights (rping).
+ * INIT flags without a remote right keep the QP's: rdma_cm sets such flags
+ * on every iWARP client QP, whose peers rely on iw_cm's rights (rping).
  */
 static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
 			      int flags)
@@ -128,10 +124,7 @@ static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
 
 static void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
-/*
- * Under qp->lock: may the verbs move the QP from cur to new?  0 if so,
- * 1 if the request succeeds without changing anything, else -errno.
- */
+/* under qp->lock: may the verbs move cur to new?  0, 1: a no-op, -errno */
 static int kiwi_qp_transition(struct kiwi_qp *qp, enum ib_qp_state cur,
 			      enum ib_qp_state new)
 {
@@ -283,10 +276,7 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 		kiwi_qp_event(qp, ev);
 }
 
-/*
- * A Terminate received for an access violation: ERR, and the oldest WR in
- * flight takes the blame (the culprit may have completed already).
- */
+/* a Terminate for an access violation: the oldest WR takes the blame */
 void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev)
 {
 	unsigned long flags;
@@ -420,10 +410,7 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/*
- * Stop both engines, keeping the socket (process context): RX_DEAD and TX_STOP
- * under their locks, their works cancelled.  Then flush.  Idempotent.
- */
+/* Stop both engines, keeping the socket (process context), then flush. */
 static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 {
 	struct sock *sk = qp->sock->sk;
@@ -459,10 +446,7 @@ void kiwi_txs_free(struct kiwi_txs *txs)
 	kfree(txs);
 }
 
-/*
- * The largest ULPDU for an MSS of mss: RFC 5044's MULPDU, one FPDU per
- * segment, or the negotiated size where both ends offered larger FPDUs.
- */
+/* RFC 5044's MULPDU for mss, or for the larger FPDUs both ends offered */
 static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 {
 	u32 m;
@@ -480,9 +464,8 @@ static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 }
 
 /*
- * The largest ULPDU for the connection's MSS as it is now, read for each
- * FPDU (tx_mutex held): the path MTU may change under a live connection.
- * mss_cache, as tcp_current_mss() is not exported (siw reads it too).
+ * The MULPDU for the MSS now, read per FPDU (tx_mutex held): the path MTU
+ * may change.  mss_cache: tcp_current_mss() is not exported (as siw).
  */
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs)
 {

@@ -32,10 +32,7 @@ static bool kiwi_term_is_access(u8 layer, u8 etype)
 			      layer == KIWI_LAYER_DDP);
 }
 
-/*
- * Stop receiving for good: Terminate (sent by tx, which then tells the
- * CM), QP to ERR with the async event that fits.  Any context.
- */
+/* Stop receiving for good: Terminate (by tx), QP to ERR.  Any context. */
 void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr)
 {
 	const struct kiwi_err_desc *d = kiwi_err_desc(err);
@@ -455,9 +452,8 @@ static bool kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote)
 static int kiwi_rx_cpu(void);
 
 /*
- * debugfs kiwi/rresp_defer: Responses to a Read Request of this many bytes
- * or more that came in a softirq (maybe inside the requester's sendmsg(),
- * a veth) are sent from another CPU.  0: from the Request's CPU.
+ * debugfs kiwi/rresp_defer: Responses of this many bytes or more to a Read
+ * Request that came in a softirq are sent from another CPU.  0: never.
  */
 static unsigned int kiwi_rresp_defer = 4096;
 
@@ -473,10 +469,7 @@ static void kiwi_rx_kick_rresp(struct kiwi_qp *qp, u32 len)
 	}
 }
 
-/*
- * A Read Response is placed; at the last one the oldest Read is done, its
- * ORD slot free, its completion posted in SQ order (kiwi_pend_drain()).
- */
+/* a Read Response is placed; at the last one the oldest Read is done */
 static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 {
 	struct kiwi_ord_ent *e;
@@ -593,10 +586,7 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		kiwi_qp_event(qp, IB_EVENT_COMM_EST);
 }
 
-/*
- * Drop what the FPDU in progress holds when parsing stops or the QP is
- * flushed in its middle.  A Read Response's rx_mr is the ORD entry's.
- */
+/* drop what the FPDU in progress holds (a Read Response's: the ORD's) */
 void kiwi_rx_abort_fpdu(struct kiwi_qp *qp)
 {
 	if (qp->rx_kind == KIWI_RXK_WRITE && qp->rx_mr)
@@ -766,9 +756,8 @@ void kiwi_rx_data_ready(struct sock *sk)
 }
 
 /*
- * On kiwi_rx_wq; the quiesce sets RX_DEAD, then cancels it before qp->sock
- * goes.  Past the budget it queues itself again, so that TCP processes and
- * acknowledges what waited in the backlog meanwhile.
+ * On kiwi_rx_wq, cancelled by the quiesce.  Past the budget it queues
+ * itself again, so that TCP acknowledges what waited in the backlog.
  */
 void kiwi_rx_work(struct work_struct *work)
 {

@@ -80,9 +80,8 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 /* ---- doorbell elision (kiwi_sq_ctrl.engine_busy, see kiwi-abi.h) ---- */
 
 /*
- * The engine will look at the SQ again: the provider may skip the
- * doorbell, only where the engine can take SQEs (qp->lock orders this
- * against the state changes that clear the word).  Whether it set it.
+ * The provider may skip the doorbell: the engine looks again.  Only where
+ * it can take SQEs (qp->lock held).  Whether it set the word.
  */
 static bool kiwi_tx_busy_mark(struct kiwi_qp *qp)
 {
@@ -116,10 +115,7 @@ void kiwi_tx_busy_clear(struct kiwi_qp *qp)
 	smp_mb();
 }
 
-/*
- * The engine found nothing to do: clear the word, then look at the next SQ slot
- * again.  False if a post slipped in meanwhile: go on.
- */
+/* nothing to do: clear the word, then look again.  False: a post came */
 static bool kiwi_tx_idle(struct kiwi_qp *qp)
 {
 	unsigned long flags;
@@ -162,9 +158,8 @@ static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
 }
 
 /*
- * Check the copy of an SQE and take references on the MRs its SGEs name.
- * Returns a WC status.  SGEs and inline bytes are held to the QP's caps
- * (within KIWI_MAX_SGE): a process writing its ring may ignore them.
+ * Check the copy of an SQE and take references on its SGEs' MRs: a WC
+ * status.  Held to the QP's caps, which a process may ignore.
  */
 static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 {
@@ -322,10 +317,7 @@ static bool kiwi_sqe_read(const struct kiwi_sqe *sqe)
 		sqe->opcode == KIWI_OP_READ_LOCAL_INV;
 }
 
-/*
- * The next SQE was not taken.  A Read waiting only for the held queue's
- * allocation (without waiting) is retried; else rx or an ACK kicks.
- */
+/* not taken: a Read waiting for txs->held's allocation retries */
 static int kiwi_tx_take_none(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
