@@ -334,7 +334,6 @@ int kiwi_dp_init(struct dentry *debugfs);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu);
-void kiwi_tx_debugfs(struct dentry *dir);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_post(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
@@ -343,7 +342,6 @@ void kiwi_txs_free(struct kiwi_txs *txs);
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
-void kiwi_tx_own_free(struct kiwi_txs *txs);
 void kiwi_tx_reap(struct kiwi_qp *qp);
 void kiwi_pend_drain(struct kiwi_qp *qp);
 void kiwi_pend_read_done(struct kiwi_qp *qp, u32 pos, u8 status);
@@ -354,8 +352,7 @@ void kiwi_tx_wc_flushed(struct kiwi_txs *txs);
 void kiwi_zc_ubufs_wait(void);
 
 /* rx.c */
-void kiwi_rx_debugfs(struct dentry *dir);
-int kiwi_rx_wq_init(void);
+int kiwi_rx_wq_init(struct dentry *dir);
 void kiwi_rx_wq_exit(void);
 void kiwi_rx_work(struct work_struct *work);
 void kiwi_rx_data_ready(struct sock *sk);

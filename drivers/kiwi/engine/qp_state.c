@@ -436,16 +436,6 @@ static void kiwi_qp_quiesce(struct kiwi_qp *qp)
 	mutex_unlock(&qp->stop_mutex);
 }
 
-void kiwi_txs_free(struct kiwi_txs *txs)
-{
-	if (txs) {
-		kiwi_tx_own_free(txs);
-		kfree(txs->fbuf);
-		kfree(txs->held);	/* empty: flushed at llp_stop */
-	}
-	kfree(txs);
-}
-
 /* RFC 5044's MULPDU for mss, or for the larger FPDUs both ends offered */
 static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 {

@@ -684,17 +684,13 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
  */
 static unsigned int kiwi_rx_defer = 16384;
 
-/* the switches above, A/B tools (module.md) */
-void kiwi_rx_debugfs(struct dentry *dir)
+static struct workqueue_struct *kiwi_rx_wq;
+
+/* with the switches above, A/B tools (module.md) */
+int kiwi_rx_wq_init(struct dentry *dir)
 {
 	debugfs_create_u32("rx_defer", 0644, dir, &kiwi_rx_defer);
 	debugfs_create_u32("rresp_defer", 0644, dir, &kiwi_rresp_defer);
-}
-
-static struct workqueue_struct *kiwi_rx_wq;
-
-int kiwi_rx_wq_init(void)
-{
 	/* WQ_MEM_RECLAIM: block storage may write back through it */
 	kiwi_rx_wq = alloc_workqueue("kiwi_rx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);

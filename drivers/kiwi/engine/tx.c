@@ -29,6 +29,9 @@ static int kiwi_tx_counter_get(void *data, u64 *val)
 DEFINE_DEBUGFS_ATTRIBUTE(kiwi_tx_counter_fops, kiwi_tx_counter_get, NULL,
 			 "%llu\n");
 
+/* debugfs kiwi/tx_direct: a kernel post that may sleep runs the engine */
+static bool kiwi_tx_direct;
+
 int kiwi_dp_init(struct dentry *debugfs)
 {
 	debugfs_create_file_unsafe("tx_zcopy_bytes", 0444, debugfs,
@@ -37,15 +40,16 @@ int kiwi_dp_init(struct dentry *debugfs)
 				   &kiwi_tx_copy_bytes, &kiwi_tx_counter_fops);
 	debugfs_create_file_unsafe("tx_zcopy_held", 0444, debugfs,
 				   &kiwi_tx_zc_held, &kiwi_tx_counter_fops);
-	/* A/B switches for measurements (tx_batch.c) */
+	/* A/B switches for measurements (module.md) */
 	debugfs_create_bool("tx_zcopy", 0644, debugfs, &kiwi_tx_zcopy);
 	debugfs_create_u32("tx_zcopy_min", 0644, debugfs, &kiwi_tx_zcopy_min);
 	debugfs_create_bool("tx_crc_own", 0644, debugfs, &kiwi_tx_crc_own);
+	debugfs_create_bool("tx_direct", 0644, debugfs, &kiwi_tx_direct);
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
 	if (!kiwi_tx_wq)
 		return -ENOMEM;
-	if (kiwi_rx_wq_init()) {
+	if (kiwi_rx_wq_init(debugfs)) {
 		destroy_workqueue(kiwi_tx_wq);
 		kiwi_tx_wq = NULL;
 		return -ENOMEM;
@@ -776,9 +780,6 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
 	}
 }
 
-/* debugfs kiwi/tx_direct: a kernel post that may sleep runs the engine */
-static bool kiwi_tx_direct;
-
 /* ULPs post from softirqs and RCU sections; no preempt count: never */
 static bool kiwi_tx_may_sleep(void)
 {
@@ -787,12 +788,6 @@ static bool kiwi_tx_may_sleep(void)
 #else
 	return false;
 #endif
-}
-
-/* A/B switch (module.md) */
-void kiwi_tx_debugfs(struct dentry *dir)
-{
-	debugfs_create_bool("tx_direct", 0644, dir, &kiwi_tx_direct);
 }
 
 void kiwi_tx_post(struct kiwi_qp *qp)

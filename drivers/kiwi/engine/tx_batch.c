@@ -296,13 +296,17 @@ static void kiwi_own_put(struct kiwi_txs *txs)
 	bitmap_zero(txs->own, KIWI_TX_IOV);
 }
 
-/* The connection's transmit state goes: the fill page too. */
-void kiwi_tx_own_free(struct kiwi_txs *txs)
+/* The connection's transmit state goes; its batch was sent or dropped. */
+void kiwi_txs_free(struct kiwi_txs *txs)
 {
+	if (!txs)
+		return;
 	kiwi_own_put(txs);
 	if (txs->opage)
 		put_page(txs->opage);
-	txs->opage = NULL;
+	kfree(txs->fbuf);
+	kfree(txs->held);	/* empty: flushed at llp_stop */
+	kfree(txs);
 }
 
 /* room for one more FPDU: kvecs its payload may use, 0 if none */
