@@ -162,13 +162,9 @@ struct kiwi_txs {
 	struct ubuf_info *ubuf;
 	u32 zc_seq;			/* end of the last batch with some */
 	bool zc_live;			/* not yet acked */
-	/*
-	 * Completions waiting, from held_tail to held_head, under qp->lock;
-	 * tx alone adds entries and reads held_tail unlocked.  nbq of the
-	 * batch's are in it from batch_first on.
-	 */
+	/* held_tail to held_head under qp->lock; tx alone adds, reads unlocked */
 	bool held_busy;			/* a kiwi_pend_drain() is posting */
-	u8 nbq;
+	u8 nbq;				/* the batch's, from batch_first on */
 	u64 zc_held;			/* bytes of zc_seq's and earlier batches */
 	struct kiwi_held *held;
 	u32 held_head;
@@ -293,10 +289,7 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
 
-/*
- * A WR is posted in the SQ slot the engine takes next (qp->lock or the
- * engine's tx_mutex keeps sq_cons still; the slot is a snapshot).
- */
+/* a WR is in the SQ slot taken next (a snapshot; qp->lock or tx_mutex) */
 static inline bool kiwi_sq_next_posted(struct kiwi_qp *qp)
 {
 	struct kiwi_sqe *slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);

@@ -303,9 +303,8 @@ static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
 }
 
 /*
- * Under qp->lock: the SQ's completions not posted, in SQ order.  Done WRs,
- * local errors and memory operations complete as they are; of the rest
- * the oldest takes *st, the others are flushed.  Sink MRs are released.
+ * Under qp->lock: the SQ's completions not posted, in SQ order; the oldest
+ * not done takes *st, the rest are flushed.  Sink MRs are released.
  */
 static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 				 u8 *st)
@@ -380,9 +379,8 @@ static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 }
 
 /*
- * With both engines stopped: complete everything outstanding as flushed,
- * oldest first, and drop the MR references held.  The oldest WR in
- * flight takes the status a received Terminate left.
+ * With both engines stopped: complete everything outstanding, oldest first
+ * with a received Terminate's status, and drop the MR references held.
  */
 void kiwi_qp_flush_all(struct kiwi_qp *qp)
 {

@@ -375,9 +375,8 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 }
 
 /*
- * Place a piece of the FPDU's payload, with its CRC in the same pass,
- * through the mapping its MR had when the header was checked: an MR
- * invalidated or re-mapped since stops the FPDU with an error.
+ * Place a piece of the FPDU's payload with its CRC, through the mapping its
+ * MR had when the header was checked, or stop with an error.
  */
 static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 				   u32 len)
@@ -627,8 +626,7 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 			if (err == KIWI_ERR_MPA_CRC)
 				kiwi_stat_inc(qp->kdev, KIWI_STAT_CRC_ERRORS);
 			break;
-		case KIWI_RX_MORE:
-		default:
+		default:		/* KIWI_RX_MORE */
 			break;
 		}
 		if (err) {
@@ -678,9 +676,8 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
- * debugfs kiwi/rx_defer: once this many bytes wait on the socket, rx_work
- * places them from another CPU, so that a sender whose softirq runs the
- * receiver (veth, loopback) and the receiver copy in parallel.  0: never.
+ * debugfs kiwi/rx_defer: once this many bytes wait, rx_work places them on
+ * another CPU, in parallel with a sender whose softirq runs ours.  0: never.
  */
 static unsigned int kiwi_rx_defer = 16384;
 

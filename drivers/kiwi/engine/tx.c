@@ -277,23 +277,16 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 }
 
 /*
- * A WR failed locally: its error completion, in SQ order behind the
- * batch's and earlier WRs', then the QP to ERR.
+ * The engine's WR (w is txs->wr) failed locally: its error completion, in
+ * SQ order behind the batch's and earlier WRs', then the QP to ERR.
  */
 static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 {
-	struct kiwi_txs *txs = qp->txs;
-	struct kiwi_wc wc = {
-		.id = w->sqe.id,
-		.qp_id = qp->ibqp.qp_num,
-		.opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
-			KIWI_OP_SEND,
-		.status = st,
-		.seq = w->seq,
-	};
-
-	kiwi_tx_wc_add(qp, &wc);
-	kiwi_cur_retire(txs, &w->cur);
+	/* a user-written opcode is reported as a Send's */
+	if (w->sqe.opcode >= KIWI_OP_MAX)
+		w->sqe.opcode = KIWI_OP_SEND;
+	kiwi_tx_wc(qp, &w->sqe, 0, st);
+	kiwi_cur_retire(qp->txs, &w->cur);
 	w->active = false;
 	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
 }
@@ -739,11 +732,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			return;
 		}
 		if (kiwi_tx_held_full(txs) && !kiwi_tx_rresp_due(qp)) {
-			/*
-			 * An ACK or Read Response brings the engine back;
-			 * uncork meanwhile.  Read Responses still go, or two
-			 * peers could wait for each other's for ever.
-			 */
+			/* an ACK or Response kicks; Responses go, or peers deadlock */
 			if (txs->more) {
 				txs->more = false;
 				tcp_sock_set_cork(qp->sock->sk, false);

@@ -423,10 +423,7 @@ u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 
 	if (!txs->fr.crc_on || cur->zc)
 		return kiwi_cur_span(cur, min(left, max), room);
-	/*
-	 * Into own pages: a kvec per page and per piece from another MR, and
-	 * as many again if no page could be had: a third of the room each.
-	 */
+	/* own pages: a kvec per page, per MR, and per piece if none: a third */
 	if (third < 2)
 		return 0;
 	own = (third - 1) * PAGE_SIZE - KIWI_TX_FRAME_MAX * 12;
@@ -683,8 +680,7 @@ static bool kiwi_pend_ready(const struct kiwi_held *h, u32 una)
 
 /*
  * Post the completions at the head of the queue whose WRs are done, one
- * caller at a time (held_busy) and outside qp->lock; held_tail moves only
- * once the CQEs are in the CQ.  One finding another posting leaves it be.
+ * caller at a time, outside qp->lock; held_tail moves once they are out.
  */
 void kiwi_pend_drain(struct kiwi_qp *qp)
 {

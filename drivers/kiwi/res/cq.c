@@ -150,9 +150,7 @@ static enum ib_wc_opcode kiwi_wc_opcode(u8 op)
 		return IB_WC_LOCAL_INV;
 	case KIWI_OP_RECEIVE:
 		return IB_WC_RECV;
-	case KIWI_OP_SEND:
-	case KIWI_OP_SEND_INV:
-	default:
+	default:			/* the Sends */
 		return IB_WC_SEND;
 	}
 }

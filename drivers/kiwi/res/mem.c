@@ -425,8 +425,7 @@ void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig)
 		*contig = ps - off;
 		p = (void *)(uintptr_t)(base + off);
 		break;
-	case KIWI_MR_DMA:
-	default:
+	default:			/* KIWI_MR_DMA */
 		*contig = U32_MAX;
 		p = (void *)(uintptr_t)to;
 		break;

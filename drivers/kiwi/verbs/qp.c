@@ -201,8 +201,8 @@ static const char *kiwi_qp_state_name(enum ib_qp_state s)
 static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs;
+	struct tcp_sock *tp;
 	struct sock *sk;
-	u32 v[8], bytes;
 	int rv = 0;
 
 	mutex_lock(&qp->stop_mutex);
@@ -210,26 +210,24 @@ static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
 		goto out;
 	txs = qp->txs;
 	sk = qp->sock->sk;
-	v[0] = READ_ONCE(txs->wr.active);
-	v[1] = READ_ONCE(txs->niov) - READ_ONCE(txs->iov_done);
-	bytes = READ_ONCE(txs->bytes);
-	v[2] = READ_ONCE(txs->ord_wait);
-	v[3] = READ_ONCE(sk->sk_wmem_queued);
-	v[4] = READ_ONCE(sk->sk_sndbuf);
-	v[5] = READ_ONCE(tcp_sk(sk)->rcv_nxt) -
-	       READ_ONCE(tcp_sk(sk)->copied_seq);
-	/* the FPDU size the engine last framed for, and TCP's MSS now */
-	v[6] = READ_ONCE(txs->max_ulpdu);
-	v[7] = READ_ONCE(tcp_sk(sk)->mss_cache);
-	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent", bytes) ||
-	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_mulpdu", v[6]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_mss", v[7]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_unread", v[5]) ||
+	tp = tcp_sk(sk);
+	/* tx_mulpdu: the FPDU size the engine last framed for; sk_mss now */
+	if (rdma_nl_put_driver_u32(msg, "tx_wr_active",
+				   READ_ONCE(txs->wr.active)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", READ_ONCE(txs->niov) -
+				   READ_ONCE(txs->iov_done)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent",
+				   READ_ONCE(txs->bytes)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_ord_wait",
+				   READ_ONCE(txs->ord_wait)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_mulpdu",
+				   READ_ONCE(txs->max_ulpdu)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_mss", READ_ONCE(tp->mss_cache)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued",
+				   READ_ONCE(sk->sk_wmem_queued)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", READ_ONCE(sk->sk_sndbuf)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_unread", READ_ONCE(tp->rcv_nxt) -
+				   READ_ONCE(tp->copied_seq)) ||
 	    rdma_nl_put_driver_u32(msg, "sk_nospace", sk->sk_socket &&
 				   test_bit(SOCK_NOSPACE,
 					    &sk->sk_socket->flags)) ||
