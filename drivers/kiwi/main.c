@@ -255,8 +255,6 @@ static int __init kiwi_init(void)
 	kiwi_debugfs = debugfs_create_dir("kiwi", NULL);
 	kiwi_core_debugfs(kiwi_debugfs);
 	kiwi_crc_pick(kiwi_debugfs);
-	kiwi_tx_debugfs(kiwi_debugfs);
-	kiwi_rx_debugfs(kiwi_debugfs);
 
 	rv = kiwi_mem_init();
 	if (rv)

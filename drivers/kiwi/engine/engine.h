@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * kiwi's data path: a QP's engines (rx.c, tx*.c) and its state machine
- * with the LLP start and stop (qp_state.c).  struct kiwi_qp lives here,
- * its references inline; the CM reaches this floor through conn.h only.
+ * (qp_state.c).  The CM reaches this floor through conn.h only.
  */
 #ifndef KIWI_ENGINE_H
 #define KIWI_ENGINE_H
@@ -51,9 +50,8 @@ struct kiwi_rx_send {
 };
 
 /*
- * Where payload comes from: SGEs with their MRs (NULL: a kernel address,
- * as for inline data) and a cursor.  zc: its pages may go to TCP by
- * reference (tx_batch.c, kiwi_tx_zc_ok()); pieces then stop at page ends.
+ * Where payload comes from: SGEs with their MRs (NULL: a kernel address)
+ * and a cursor.  zc: its pages may go to TCP by reference, page by page.
  */
 struct kiwi_cur {
 	struct kiwi_sge sg[KIWI_MAX_SGE];
@@ -77,10 +75,7 @@ struct kiwi_tx_wr {
 };
 
 #define KIWI_TX_IOV	64
-/*
- * The framing buffer starts at KIWI_TX_FBUF_MIN and grows to KIWI_TX_FBUF
- * once it, not the kvecs, bounds a batch (small inline messages).
- */
+/* the framing buffer grows to KIWI_TX_FBUF once it bounds a batch */
 #define KIWI_TX_FBUF_MIN	1024
 #define KIWI_TX_FBUF	2048
 #define KIWI_TX_WC	16
@@ -106,11 +101,7 @@ enum {
 	KIWI_EF_ACK_WAIT,	/* tx waits for snd_una to pass txs->ack_seq */
 };
 
-/*
- * The send queue's completions not yet posted, in SQ order (txs->held,
- * tx_batch.c): each waits for its own WR to be done, then for every
- * earlier one.  State of an entry:
- */
+/* a completion in txs->held waits for its WR, then every earlier one */
 enum {
 	KIWI_HELD_BATCH,	/* in the batch TCP has not taken yet */
 	KIWI_HELD_ACK,		/* taken by reference: the peer's ACK of seq */
@@ -160,37 +151,21 @@ struct kiwi_txs {
 	u32 nmrs;
 	struct kiwi_wc wc[KIWI_TX_WC];	/* completions once the batch is out */
 	u32 nwc;
-	/*
-	 * Zero copy: the batch's payload bytes by page reference; the end
-	 * of the last batch that had some (zc_seq; zc_live: not yet acked,
-	 * zc_held: bytes of it and earlier batches).
-	 */
+	/* zero copy: the batch's bytes by reference, and their ubuf_info */
 	u32 zcb;
-	/*
-	 * CRC on: the page payload and framing are copied into, filled to
-	 * ooff; own_on: the FPDU being framed goes there; for the counters,
-	 * payload bytes copied there (ownb) and CRC'd apart from a copy (passb)
-	 */
+	/* CRC on: the fill page (to ooff), own_on: the FPDU goes there */
 	struct page *opage;
 	u32 ooff;
 	bool own_on;
-	u32 ownb;
-	u32 passb;
-	struct ubuf_info *ubuf;		/* attached to them (tx_batch.c) */
-	u32 zc_seq;
-	bool zc_live;
-	/*
-	 * Completions waiting for an earlier WR (a Read, pages by
-	 * reference), in SQ order from held_tail to held_head (KIWI_TX_HELD,
-	 * allocated at the first Read or zero copy).  Under qp->lock, as rx
-	 * completes Reads; tx alone adds entries and reads held_tail
-	 * unlocked to see that none waits (then wc[] is posted as it is).
-	 * nbq of the batch's entries are in it from batch_first on;
-	 * held_busy: a kiwi_pend_drain() caller is posting for the others.
-	 */
-	bool held_busy;
-	u8 nbq;
-	u64 zc_held;
+	u32 ownb;			/* payload copied there, for counters */
+	u32 passb;			/* payload CRC'd in a pass of its own */
+	struct ubuf_info *ubuf;
+	u32 zc_seq;			/* end of the last batch with some */
+	bool zc_live;			/* not yet acked */
+	/* held_tail to held_head under qp->lock; tx alone adds, reads unlocked */
+	bool held_busy;			/* a kiwi_pend_drain() is posting */
+	u8 nbq;				/* the batch's, from batch_first on */
+	u64 zc_held;			/* bytes of zc_seq's and earlier batches */
 	struct kiwi_held *held;
 	u32 held_head;
 	u32 held_tail;
@@ -213,11 +188,7 @@ struct kiwi_txs {
 struct kiwi_qp {
 	struct ib_qp ibqp;
 	struct kiwi_dev *kdev;
-	/*
-	 * References: one from creation, one per iw_add_ref (the iw_cm) and,
-	 * later, per engine user.  destroy_qp drops the first and waits for
-	 * the rest, because ib_core frees the memory when destroy_qp returns.
-	 */
+	/* one from creation, one per iw_cm: destroy_qp waits for the rest */
 	struct kref ref;
 	struct completion freed;
 
@@ -279,10 +250,7 @@ struct kiwi_qp {
 	struct kiwi_mpa_result mpa;
 	struct completion llp_stopped;	/* destroy_qp waits for llp_stop */
 
-	/*
-	 * ORD: Reads we sent, oldest at ord_tail (under lock).  The rings are
-	 * allocated at llp_start for the depths settled (mask + 1 entries).
-	 */
+	/* ORD: Reads we sent, oldest at ord_tail (under lock; llp_start's) */
 	struct kiwi_ord_ent *ordq;
 	u32 ord_mask;
 	u32 ord_head;
@@ -321,10 +289,7 @@ static inline struct kiwi_qp *to_kqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct kiwi_qp, ibqp);
 }
 
-/*
- * A WR is posted in the SQ slot the engine takes next (qp->lock or the
- * engine's tx_mutex keeps sq_cons still; the slot is a snapshot).
- */
+/* a WR is in the SQ slot taken next (a snapshot; qp->lock or tx_mutex) */
 static inline bool kiwi_sq_next_posted(struct kiwi_qp *qp)
 {
 	struct kiwi_sqe *slot = kiwi_ring_slot(&qp->sq, qp->sq_cons);
@@ -362,7 +327,6 @@ int kiwi_dp_init(struct dentry *debugfs);
 void kiwi_dp_exit(void);
 void kiwi_tx_kick(struct kiwi_qp *qp);
 void kiwi_tx_kick_on(struct kiwi_qp *qp, int cpu);
-void kiwi_tx_debugfs(struct dentry *dir);
 void kiwi_tx_doorbell(struct kiwi_qp *qp);
 void kiwi_tx_post(struct kiwi_qp *qp);
 void kiwi_tx_busy_clear(struct kiwi_qp *qp);
@@ -371,7 +335,6 @@ void kiwi_txs_free(struct kiwi_txs *txs);
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs);
 void kiwi_tx_write_space(struct sock *sk);
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status);
-void kiwi_tx_own_free(struct kiwi_txs *txs);
 void kiwi_tx_reap(struct kiwi_qp *qp);
 void kiwi_pend_drain(struct kiwi_qp *qp);
 void kiwi_pend_read_done(struct kiwi_qp *qp, u32 pos, u8 status);
@@ -382,8 +345,7 @@ void kiwi_tx_wc_flushed(struct kiwi_txs *txs);
 void kiwi_zc_ubufs_wait(void);
 
 /* rx.c */
-void kiwi_rx_debugfs(struct dentry *dir);
-int kiwi_rx_wq_init(void);
+int kiwi_rx_wq_init(struct dentry *dir);
 void kiwi_rx_wq_exit(void);
 void kiwi_rx_work(struct work_struct *work);
 void kiwi_rx_data_ready(struct sock *sk);

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi: the queue pair state machine: modify_qp, the flushes, and the QP
- * side of the engines (connect, errors, Terminates, stop).
- *
- * iWARP QPs are RC only and reach RTS through the CM, never modify_qp.
- * A new QP is in INIT (iWARP's Idle, as cxgb4 and siw report it); the
- * verbs move it RESET -> INIT, INIT -> INIT or RTR, and anything to ERR
- * or RESET; a connected QP goes to SQD (graceful) or ERR (abortive).
+ * side of the engines.  iWARP QPs reach RTS through the CM only; a new
+ * QP is in INIT (iWARP's Idle, as cxgb4 and siw report it).
  */
 #include <linux/string.h>
 #include <net/sock.h>
@@ -83,10 +79,7 @@ void kiwi_flush_rq(struct kiwi_qp *qp)
 	}
 }
 
-/*
- * Under qp->lock, QP in ERR: may the rings be flushed now?  Not while the
- * engines hold older WRs, which kiwi_qp_flush_all() completes first.
- */
+/* under qp->lock, in ERR: flush now, or do the engines hold older WRs? */
 bool kiwi_qp_flush_now(struct kiwi_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
@@ -118,11 +111,8 @@ static void kiwi_qp_reset(struct kiwi_qp *qp)
 #define KIWI_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | KIWI_QP_REMOTE)
 
 /*
- * The access flags the peer's Writes and Reads are checked against.  A
- * QP starts with both remote rights, and INIT flags without a remote
- * right leave them: rdma_cm sets such flags on every iWARP client QP
- * before it connects, and applications rely on the rights iw_cm would
- * give (rping's server Writes to its client).  Anything else is enforced.
+ * INIT flags without a remote right keep the QP's: rdma_cm sets such flags
+ * on every iWARP client QP, whose peers rely on iw_cm's rights (rping).
  */
 static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
 			      int flags)
@@ -134,10 +124,7 @@ static int kiwi_qp_access_new(struct kiwi_qp *qp, enum ib_qp_state new,
 
 static void kiwi_qp_quiesce(struct kiwi_qp *qp);
 
-/*
- * Under qp->lock: may the verbs move the QP from cur to new?  0 if so,
- * 1 if the request succeeds without changing anything, else -errno.
- */
+/* under qp->lock: may the verbs move cur to new?  0, 1: a no-op, -errno */
 static int kiwi_qp_transition(struct kiwi_qp *qp, enum ib_qp_state cur,
 			      enum ib_qp_state new)
 {
@@ -289,10 +276,7 @@ void kiwi_qp_to_err(struct kiwi_qp *qp, enum ib_event_type ev)
 		kiwi_qp_event(qp, ev);
 }
 
-/*
- * A Terminate received for an access violation: ERR, and the oldest WR in
- * flight takes the blame (the culprit may have completed already).
- */
+/* a Terminate for an access violation: the oldest WR takes the blame */
 void kiwi_qp_term_rcvd(struct kiwi_qp *qp, u8 status, enum ib_event_type ev)
 {
 	unsigned long flags;
@@ -319,10 +303,8 @@ static void kiwi_flush_wc(struct kiwi_cq *cq, struct kiwi_qp *qp, u64 id,
 }
 
 /*
- * Under qp->lock: the SQ's completions not posted, in SQ order.  Done WRs,
- * local errors and memory operations complete as they are; of the rest
- * the oldest takes a received Terminate's status, the others are flushed.
- * The Reads' sink MRs are released.
+ * Under qp->lock: the SQ's completions not posted, in SQ order; the oldest
+ * not done takes *st, the rest are flushed.  Sink MRs are released.
  */
 static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 				 u8 *st)
@@ -360,8 +342,6 @@ static void kiwi_flush_ord_batch(struct kiwi_qp *qp, struct kiwi_txs *txs,
 static void kiwi_flush_tx_wr(struct kiwi_qp *qp, struct kiwi_txs *txs,
 			     u8 *st)
 {
-	int i;
-
 	if (!txs)
 		return;
 	if (txs->wr.active) {
@@ -369,28 +349,19 @@ static void kiwi_flush_tx_wr(struct kiwi_qp *qp, struct kiwi_txs *txs,
 			      st);
 		txs->wr.active = false;
 	}
-	for (i = 0; i < KIWI_MAX_SGE; i++) {
-		if (txs->wr.cur.mr[i])
-			kiwi_mr_put(txs->wr.cur.mr[i]);
-		txs->wr.cur.mr[i] = NULL;
-	}
+	kiwi_mrs_put(txs->wr.cur.mr);
 }
 
 /* The receive side: the Receive, the RQ, IRD, the FPDU in progress. */
 static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 {
 	u8 rst = IB_WC_WR_FLUSH_ERR;
-	int i;
 
 	/* no rxs: never connected */
 	if (qp->rxs && qp->rxs->active) {
 		kiwi_flush_wc(qp->rcq, qp, qp->rxs->rqe.id, KIWI_OP_RECEIVE,
 			      &rst);
-		for (i = 0; i < KIWI_MAX_SGE; i++) {
-			if (qp->rxs->mr[i])
-				kiwi_mr_put(qp->rxs->mr[i]);
-			qp->rxs->mr[i] = NULL;
-		}
+		kiwi_mrs_put(qp->rxs->mr);
 		qp->rxs->active = false;
 	}
 	if (qp->rq.num)
@@ -408,10 +379,8 @@ static void kiwi_flush_rx_side(struct kiwi_qp *qp)
 }
 
 /*
- * With both engines stopped: complete everything outstanding as flushed,
- * oldest first (Reads in flight, the WR being sent, the SQ ring; the
- * Receive being filled, the RQ ring) and drop the MR references held.
- * The oldest WR in flight takes the status a received Terminate left.
+ * With both engines stopped: complete everything outstanding, oldest first
+ * with a received Terminate's status, and drop the MR references held.
  */
 void kiwi_qp_flush_all(struct kiwi_qp *qp)
 {
@@ -439,10 +408,7 @@ void kiwi_qp_flush_all(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/*
- * Stop both engines, keeping the socket (process context): RX_DEAD and TX_STOP
- * under their locks, their works cancelled.  Then flush.  Idempotent.
- */
+/* Stop both engines, keeping the socket (process context), then flush. */
 static void __kiwi_qp_quiesce(struct kiwi_qp *qp)
 {
 	struct sock *sk = qp->sock->sk;
@@ -468,20 +434,7 @@ static void kiwi_qp_quiesce(struct kiwi_qp *qp)
 	mutex_unlock(&qp->stop_mutex);
 }
 
-void kiwi_txs_free(struct kiwi_txs *txs)
-{
-	if (txs) {
-		kiwi_tx_own_free(txs);
-		kfree(txs->fbuf);
-		kfree(txs->held);	/* empty: flushed at llp_stop */
-	}
-	kfree(txs);
-}
-
-/*
- * The largest ULPDU for an MSS of mss: RFC 5044's MULPDU, one FPDU per
- * segment, or the negotiated size where both ends offered larger FPDUs.
- */
+/* RFC 5044's MULPDU for mss, or for the larger FPDUs both ends offered */
 static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 {
 	u32 m;
@@ -499,13 +452,8 @@ static u32 kiwi_txs_mulpdu_for(const struct kiwi_txs *txs, u32 mss)
 }
 
 /*
- * The largest ULPDU for the connection's MSS as it is now, read for each
- * FPDU (tx_mutex held): the path MTU may change under a live connection,
- * and FPDUs sized once would then straddle segments.  tcp_current_mss()
- * is not exported and wants the socket's lock; TCP keeps its result in
- * mss_cache on every send and ACK, at most a batch behind the route
- * (siw reads it unlocked too).  With Markers the size may change between
- * any two FPDUs: a Marker's place is a stream position.
+ * The MULPDU for the MSS now, read per FPDU (tx_mutex held): the path MTU
+ * may change.  mss_cache: tcp_current_mss() is not exported (as siw).
  */
 u32 kiwi_txs_mulpdu(struct kiwi_txs *txs)
 {
@@ -554,10 +502,7 @@ static struct kiwi_txs *kiwi_txs_new(const struct kiwi_conn_params *params,
 	return txs;
 }
 
-/*
- * A referenced QP by number, or NULL; a QP found under the xarray's lock still
- * holds its creation reference. irqsave: iw_cm calls with irqs off.
- */
+/* A referenced QP by number, or NULL (irqsave: iw_cm calls with irqs off). */
 struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
 {
 	struct kiwi_qp *qp;
@@ -572,28 +517,19 @@ struct kiwi_qp *kiwi_qp_lookup(struct kiwi_dev *kdev, u32 qpn)
 }
 
 /*
- * May the caller of connect or accept on id bind qp to it?  The QP number
- * comes from user space unchecked, in the caller's context: a user QP is
- * bound only by the process that created it, a kernel QP only through
- * the rdma_cm id it was created on (rdma_create_qp()).  iw_cm's context
- * is rdma_cm's rdma_id_private, whose first member is the rdma_cm_id
- * (core/cma_priv.h, 6.1 through 6.12).
+ * qpn for the caller of connect or accept on id, which names it unchecked:
+ * a user QP only for the process that created it, a kernel QP only for
+ * the rdma_cm id it was created on.  iw_cm's context is rdma_cm's
+ * rdma_id_private, whose first member is the rdma_cm_id (6.1 to 6.12).
  */
-static bool kiwi_qp_bind_ok(const struct kiwi_qp *qp, const struct iw_cm_id *id)
-{
-	const struct rdma_cm_id *cm_id = id->context;
-
-	if (qp->owner)
-		return qp->owner == task_tgid(current);
-	return cm_id && cm_id->qp == &qp->ibqp;
-}
-
 struct kiwi_qp *kiwi_qp_claim(struct kiwi_dev *kdev, u32 qpn,
 			      const struct iw_cm_id *id)
 {
 	struct kiwi_qp *qp = kiwi_qp_lookup(kdev, qpn);
+	const struct rdma_cm_id *cm_id = id->context;
 
-	if (qp && !kiwi_qp_bind_ok(qp, id)) {
+	if (qp && (qp->owner ? qp->owner != task_tgid(current) :
+		   !cm_id || cm_id->qp != &qp->ibqp)) {
 		kiwi_qp_put(qp);
 		return NULL;
 	}

@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: the receive engine.
- *
- * FPDUs are parsed straight out of the socket's receive queue, in
- * sk_data_ready (softirq, or process context when the socket's backlog
- * is processed), by tcp_read_sock() and the protocol core's stream
- * parser.  Every destination is validated at the segment's header,
- * before any byte of it is placed; payload is then copied once, from the
- * skb into the destination pages, with the CRC computed in the same pass
- * (kiwi_crc32c_copy()).  Any violation sends the RFC's Terminate (through
- * tx), moves the QP to ERR and stops parsing: nothing further is placed.
- *
- * Bulk arrivals are parsed the same way by rx_work, on another CPU (see
- * kiwi_rx_defer below).  Only data_ready and rx_work touch the rx state
- * of a QP: both own the socket (its bh lock, or lock_sock(), which sends
- * softirq arrivals to the backlog) and hold sk_callback_lock for
- * reading.  The RQ, the ORD and IRD queues are shared with the verbs and
- * tx under qp->lock.
+ * kiwi: the receive engine.  FPDUs are parsed out of the socket's receive
+ * queue by tcp_read_sock() in sk_data_ready, or by rx_work on another CPU
+ * for bulk arrivals; both own the socket and hold sk_callback_lock.  Every
+ * destination is validated at the segment's header, then payload is
+ * copied once with its CRC.  Any violation sends a Terminate, moves the
+ * QP to ERR and stops parsing.  RQ, ORD and IRD are shared under qp->lock.
  */
 #include <linux/debugfs.h>
 #include <linux/skbuff.h>
@@ -43,17 +32,7 @@ static bool kiwi_term_is_access(u8 layer, u8 etype)
 			      layer == KIWI_LAYER_DDP);
 }
 
-static bool kiwi_err_is_access(enum kiwi_err err)
-{
-	const struct kiwi_err_desc *d = kiwi_err_desc(err);
-
-	return kiwi_term_is_access(d->layer, d->etype);
-}
-
-/*
- * Stop receiving for good: Terminate (sent by tx, which then tells the
- * CM), QP to ERR with the async event that fits.  Any context.
- */
+/* Stop receiving for good: Terminate (by tx), QP to ERR.  Any context. */
 void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr)
 {
 	const struct kiwi_err_desc *d = kiwi_err_desc(err);
@@ -74,19 +53,8 @@ void kiwi_rx_fail(struct kiwi_qp *qp, enum kiwi_err err, bool with_hdr)
 			kiwi_conn_llp_event(qp->conn, KIWI_LLP_RESET);
 		}
 	}
-	kiwi_qp_to_err(qp, kiwi_err_is_access(err) ? IB_EVENT_QP_ACCESS_ERR :
-		       IB_EVENT_QP_FATAL);
-}
-
-static void kiwi_rx_put_sges(struct kiwi_mr **mr)
-{
-	int i;
-
-	for (i = 0; i < KIWI_MAX_SGE; i++) {
-		if (mr[i])
-			kiwi_mr_put(mr[i]);
-		mr[i] = NULL;
-	}
+	kiwi_qp_to_err(qp, kiwi_term_is_access(d->layer, d->etype) ?
+		       IB_EVENT_QP_ACCESS_ERR : IB_EVENT_QP_FATAL);
 }
 
 static void kiwi_rx_wc(struct kiwi_qp *qp, u64 id, u32 bytes, u8 status,
@@ -103,6 +71,17 @@ static void kiwi_rx_wc(struct kiwi_qp *qp, u64 id, u32 bytes, u8 status,
 	};
 
 	kiwi_cq_push(qp->rcq, &wc);
+}
+
+/* The Receive being filled is done: its MRs go, then its completion. */
+static void kiwi_rx_send_end(struct kiwi_qp *qp, u8 status, u8 flags,
+			     u32 inval)
+{
+	struct kiwi_rx_send *rs = qp->rxs;
+
+	kiwi_mrs_put(rs->mr);
+	rs->active = false;
+	kiwi_rx_wc(qp, rs->rqe.id, rs->placed, status, flags, inval);
 }
 
 /* Take the next RQE or SRQE for a new Send message and validate it. */
@@ -136,10 +115,7 @@ static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 	rs->placed = 0;
 	rs->sge = 0;
 	rs->sge_off = 0;
-	/*
-	 * Beyond the QP's (SRQ's) caps, never beyond rs->mr[]: a process
-	 * may write any count into its ring.
-	 */
+	/* a process may write any count into its ring: held to the caps */
 	nsge = rs->rqe.num_sge;
 	if (nsge > max_sge)
 		goto bad;
@@ -162,18 +138,13 @@ static enum kiwi_err kiwi_rx_take_rqe(struct kiwi_qp *qp)
 		goto bad;
 	rs->rqe.num_sge = nsge;
 	rs->total = total;
-	/*
-	 * A kernel QP's own receives were traced when posted; user and
-	 * SRQ receives are seen here first (an SRQ post names no QP).
-	 */
+	/* a kernel QP's own receives were traced when posted */
 	if (qp->srq || qp->user)
 		trace_kiwi_wr_post(qp->ibqp.qp_num, true, true, rs->rqe.id,
 				   KIWI_OP_RECEIVE, total);
 	return KIWI_OK;
 bad:
-	kiwi_rx_wc(qp, rs->rqe.id, 0, IB_WC_LOC_PROT_ERR, 0, 0);
-	kiwi_rx_put_sges(rs->mr);
-	rs->active = false;
+	kiwi_rx_send_end(qp, IB_WC_LOC_PROT_ERR, 0, 0);
 	return KIWI_ERR_DDP_LOCAL;
 }
 
@@ -282,12 +253,9 @@ static enum kiwi_err kiwi_rx_rreq(struct kiwi_qp *qp,
 }
 
 /*
- * May stag be invalidated for the QP?  For a Send with Invalidate
- * (remote) only a fast-registration MR of the QP's PD, which its owner
- * registers again; a user MR (ibv_reg_mr) could never be made valid
- * again.  For the local invalidation of a Read with Invalidate, any MR
- * of the PD but the DMA MR, as LOCAL_INV.  Returns the MR, referenced,
- * or NULL.
+ * The MR of stag, referenced, if the QP may invalidate it: remotely only
+ * a fast-registration MR of its PD (a user MR could never be valid
+ * again), locally any of its PD but the DMA MR.  Else NULL.
  */
 static struct kiwi_mr *kiwi_rx_inval_mr(struct kiwi_qp *qp, u32 stag,
 					bool remote)
@@ -360,10 +328,7 @@ static enum kiwi_err kiwi_rx_hdr_send(struct kiwi_qp *qp,
 	}
 	if (plen > qp->rxs->total - qp->rxs->placed) {
 		/* the RQE completes with its own error, then flush */
-		kiwi_rx_wc(qp, qp->rxs->rqe.id, qp->rxs->placed,
-			   IB_WC_LOC_LEN_ERR, 0, 0);
-		kiwi_rx_put_sges(qp->rxs->mr);
-		qp->rxs->active = false;
+		kiwi_rx_send_end(qp, IB_WC_LOC_LEN_ERR, 0, 0);
 		return KIWI_ERR_DDP_U_TOOLONG;
 	}
 	/* a refused invalidation places nothing of the last segment */
@@ -371,10 +336,7 @@ static enum kiwi_err kiwi_rx_hdr_send(struct kiwi_qp *qp,
 			h->opcode == KIWI_RDMAP_SEND_SE_INV)) {
 		mr = kiwi_rx_inval_mr(qp, h->inval_stag, true);
 		if (!mr) {
-			kiwi_rx_wc(qp, qp->rxs->rqe.id, qp->rxs->placed,
-				   IB_WC_REM_INV_REQ_ERR, 0, 0);
-			kiwi_rx_put_sges(qp->rxs->mr);
-			qp->rxs->active = false;
+			kiwi_rx_send_end(qp, IB_WC_REM_INV_REQ_ERR, 0, 0);
 			return KIWI_ERR_RDMAP_INVALIDATE;
 		}
 		kiwi_mr_put(mr);
@@ -413,20 +375,8 @@ static enum kiwi_err kiwi_rx_hdr(struct kiwi_qp *qp, const struct kiwi_hdr *h,
 }
 
 /*
- * Copy, with the CRC in the same pass: the vector registers are held
- * from an FPDU's first long piece to its CRC, or to the end of the skb
- * (kiwi_rx_actor()), whichever comes first; nothing sleeps meanwhile.
- */
-static void kiwi_rx_copy(struct kiwi_qp *qp, void *dst, const u8 *src, u32 n)
-{
-	kiwi_rx_copy_data(qp->rx, dst, src, n);
-}
-
-/*
- * Place a piece of the FPDU's payload.  Each piece goes through the
- * mapping its MR had when the header was checked, or nowhere: an MR
- * invalidated or re-mapped since (by its owner, or by a Send with
- * Invalidate on another connection) stops the FPDU with an error.
+ * Place a piece of the FPDU's payload with its CRC, through the mapping its
+ * MR had when the header was checked, or stop with an error.
  */
 static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 				   u32 len)
@@ -445,7 +395,7 @@ static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 			if (!dst)
 				return KIWI_ERR_DDP_T_STAG;
 			n = min(len, contig);
-			kiwi_rx_copy(qp, dst, src, n);
+			kiwi_rx_copy_data(qp->rx, dst, src, n);
 			qp->rx_to += n;
 			src += n;
 			len -= n;
@@ -465,14 +415,11 @@ static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 			if (!dst) {
 				/* the receive's own buffer went: its error */
 				kiwi_rx_run_end(qp->rx);
-				kiwi_rx_wc(qp, rs->rqe.id, rs->placed,
-					   IB_WC_LOC_PROT_ERR, 0, 0);
-				kiwi_rx_put_sges(rs->mr);
-				rs->active = false;
+				kiwi_rx_send_end(qp, IB_WC_LOC_PROT_ERR, 0, 0);
 				return KIWI_ERR_DDP_LOCAL;
 			}
 			n = min3(len, contig, sge->length - rs->sge_off);
-			kiwi_rx_copy(qp, dst, src, n);
+			kiwi_rx_copy_data(qp->rx, dst, src, n);
 			rs->sge_off += n;
 			rs->placed += n;
 			src += n;
@@ -488,30 +435,24 @@ static enum kiwi_err kiwi_rx_place(struct kiwi_qp *qp, const u8 *src,
 }
 
 /* Invalidate stag for the QP if kiwi_rx_inval_mr() allows it. */
-static void kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote,
-			       bool *ok)
+static bool kiwi_rx_invalidate(struct kiwi_qp *qp, u32 stag, bool remote)
 {
 	struct kiwi_mr *mr = kiwi_rx_inval_mr(qp, stag, remote);
 
-	*ok = mr != NULL;
-	if (mr) {
-		kiwi_mr_invalidate(mr);
-		kiwi_mr_put(mr);
-		kiwi_stat_inc(qp->kdev, remote ? KIWI_STAT_REMOTE_INVS :
-			      KIWI_STAT_LOCAL_INVS);
-	}
+	if (!mr)
+		return false;
+	kiwi_mr_invalidate(mr);
+	kiwi_mr_put(mr);
+	kiwi_stat_inc(qp->kdev, remote ? KIWI_STAT_REMOTE_INVS :
+		      KIWI_STAT_LOCAL_INVS);
+	return true;
 }
 
 static int kiwi_rx_cpu(void);
 
 /*
- * debugfs kiwi/rresp_defer: the Responses to a Read Request of this many
- * bytes or more that came in a softirq are sent by the engine on another
- * CPU, as bulk placement is: where the softirq runs inside the
- * requester's sendmsg() (a veth), both TCP stacks, the copy and the
- * requester's polling would share its CPU.  0: always from the CPU the
- * Request came on.  Default by measurement (benchmarks.md, "Read
- * Responses from another CPU").
+ * debugfs kiwi/rresp_defer: Responses of this many bytes or more to a Read
+ * Request that came in a softirq are sent from another CPU.  0: never.
  */
 static unsigned int kiwi_rresp_defer = 4096;
 
@@ -527,26 +468,19 @@ static void kiwi_rx_kick_rresp(struct kiwi_qp *qp, u32 len)
 	}
 }
 
-/*
- * A Read Response is placed; at the last one the oldest Read is done: its
- * ORD slot is free at once, and its completion is posted in SQ order
- * (kiwi_pend_drain(): now, unless an earlier WR is not done yet).
- */
+/* a Read Response is placed; at the last one the oldest Read is done */
 static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 {
 	struct kiwi_ord_ent *e;
 	struct kiwi_mr *mr = NULL;
 	unsigned long flags;
 	u8 status = IB_WC_SUCCESS;
-	bool ok;
 
 	/* the entry at ord_tail is rx's until rx moves ord_tail */
 	e = &qp->ordq[qp->ord_tail & qp->ord_mask];
-	if (h->last && e->opcode == KIWI_OP_READ_LOCAL_INV) {
-		kiwi_rx_invalidate(qp, e->inval_stag, false, &ok);
-		if (!ok)
-			status = IB_WC_MW_BIND_ERR;
-	}
+	if (h->last && e->opcode == KIWI_OP_READ_LOCAL_INV &&
+	    !kiwi_rx_invalidate(qp, e->inval_stag, false))
+		status = IB_WC_MW_BIND_ERR;
 	spin_lock_irqsave(&qp->lock, flags);
 	e->placed += qp->rx_bytes;
 	if (h->last) {
@@ -568,7 +502,6 @@ static void kiwi_rx_rresp_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 
 static void kiwi_rx_send_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 {
-	struct kiwi_rx_send *rs = qp->rxs;
 	u8 flags = 0;
 	u32 inval = 0;
 	bool ok = true;
@@ -581,18 +514,15 @@ static void kiwi_rx_send_done(struct kiwi_qp *qp, const struct kiwi_hdr *h)
 	if (h->opcode == KIWI_RDMAP_SEND_INV ||
 	    h->opcode == KIWI_RDMAP_SEND_SE_INV) {
 		inval = h->inval_stag;
-		kiwi_rx_invalidate(qp, inval, true, &ok);
+		ok = kiwi_rx_invalidate(qp, inval, true);
 		flags |= KIWI_CQE_INVALIDATED;
 	}
-	kiwi_rx_put_sges(rs->mr);
-	rs->active = false;
 	if (!ok) {
-		kiwi_rx_wc(qp, rs->rqe.id, rs->placed, IB_WC_REM_INV_REQ_ERR,
-			   0, 0);
+		kiwi_rx_send_end(qp, IB_WC_REM_INV_REQ_ERR, 0, 0);
 		kiwi_rx_fail(qp, KIWI_ERR_RDMAP_INVALIDATE, true);
 		return;
 	}
-	kiwi_rx_wc(qp, rs->rqe.id, rs->placed, IB_WC_SUCCESS, flags, inval);
+	kiwi_rx_send_end(qp, IB_WC_SUCCESS, flags, inval);
 }
 
 /* The FPDU passed its CRC: complete what it finished. */
@@ -655,11 +585,7 @@ static void kiwi_rx_done(struct kiwi_qp *qp)
 		kiwi_qp_event(qp, IB_EVENT_COMM_EST);
 }
 
-/*
- * Drop what the FPDU in progress holds when parsing stops in its middle,
- * or when the QP is flushed with one half received.  A Read Response's
- * rx_mr is the ORD entry's reference, not ours.
- */
+/* drop what the FPDU in progress holds (a Read Response's: the ORD's) */
 void kiwi_rx_abort_fpdu(struct kiwi_qp *qp)
 {
 	if (qp->rx_kind == KIWI_RXK_WRITE && qp->rx_mr)
@@ -682,23 +608,13 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 
 	while (off < len) {
 		used = kiwi_rx_feed(qp->rx, buf + off, len - off, &ev);
+		err = KIWI_OK;
 		switch (ev.type) {
 		case KIWI_RX_HDR:
 			err = kiwi_rx_hdr(qp, ev.hdr, ev.payload_len);
-			if (err) {
-				kiwi_rx_abort_fpdu(qp);
-				kiwi_rx_fail(qp, err, true);
-				return false;
-			}
 			break;
 		case KIWI_RX_DATA:
 			err = kiwi_rx_place(qp, buf + off + ev.off, ev.len);
-			if (err) {
-				kiwi_rx_run_end(qp->rx);
-				kiwi_rx_abort_fpdu(qp);
-				kiwi_rx_fail(qp, err, true);
-				return false;
-			}
 			break;
 		case KIWI_RX_DONE:
 			kiwi_rx_done(qp);
@@ -706,33 +622,32 @@ static bool kiwi_rx_chunk(struct kiwi_qp *qp, const u8 *buf, u32 len)
 				return false;
 			break;
 		case KIWI_RX_ERROR:
-			kiwi_rx_run_end(qp->rx);
-			if (ev.err == KIWI_ERR_MPA_CRC)
+			err = ev.err;
+			if (err == KIWI_ERR_MPA_CRC)
 				kiwi_stat_inc(qp->kdev, KIWI_STAT_CRC_ERRORS);
-			kiwi_rx_abort_fpdu(qp);
-			kiwi_rx_fail(qp, ev.err, ev.err != KIWI_ERR_MPA_CRC &&
-				     ev.err != KIWI_ERR_MPA_MARKER);
-			return false;
-		case KIWI_RX_MORE:
-		default:
 			break;
+		default:		/* KIWI_RX_MORE */
+			break;
+		}
+		if (err) {
+			/* no header to quote when the framing itself broke */
+			kiwi_rx_run_end(qp->rx);
+			kiwi_rx_abort_fpdu(qp);
+			kiwi_rx_fail(qp, err, err != KIWI_ERR_MPA_CRC &&
+				     err != KIWI_ERR_MPA_MARKER);
+			return false;
 		}
 		off += used;
 	}
 	return true;
 }
 
-/*
- * rx_work parses at most this much per hold of the socket lock: what TCP
- * receives meanwhile waits in the backlog, unacknowledged, until
- * release_sock(), and a sender out of window would wait for it.
- */
+/* per hold of the socket lock: arrivals wait in the backlog, unacked */
 #define KIWI_RX_WORK_BUDGET	(64 * 1024)
 
 /*
- * desc->written counts what this call consumed; with a budget set in
- * desc->error (rx_work's), reaching it sets desc->count to 0, which ends
- * tcp_read_sock() after this skb.  tcp_read_sock() reads neither field.
+ * desc->written counts what was consumed; reaching a budget in desc->error
+ * (rx_work's) zeroes desc->count, which ends tcp_read_sock() after this skb.
  */
 static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 			 unsigned int offset, size_t len)
@@ -761,27 +676,18 @@ static int kiwi_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 }
 
 /*
- * debugfs kiwi/rx_defer: where the receiver's softirq runs in the
- * sender's context (a veth, loopback), parsing inline puts the sender's
- * copy, both TCP stacks and the receiver's copy on one CPU.  Once this
- * many bytes wait on the socket, rx_work places them from another CPU,
- * so that sender and receiver copy in parallel; smaller arrivals
- * (latency) stay inline.  0 keeps everything inline.  Default by
- * measurement (benchmarks.md).
+ * debugfs kiwi/rx_defer: once this many bytes wait, rx_work places them on
+ * another CPU, in parallel with a sender whose softirq runs ours.  0: never.
  */
 static unsigned int kiwi_rx_defer = 16384;
 
-/* the switches above, A/B tools for measurements (module.md) */
-void kiwi_rx_debugfs(struct dentry *dir)
+static struct workqueue_struct *kiwi_rx_wq;
+
+/* with the switches above, A/B tools (module.md) */
+int kiwi_rx_wq_init(struct dentry *dir)
 {
 	debugfs_create_u32("rx_defer", 0644, dir, &kiwi_rx_defer);
 	debugfs_create_u32("rresp_defer", 0644, dir, &kiwi_rresp_defer);
-}
-
-static struct workqueue_struct *kiwi_rx_wq;
-
-int kiwi_rx_wq_init(void)
-{
 	/* WQ_MEM_RECLAIM: block storage may write back through it */
 	kiwi_rx_wq = alloc_workqueue("kiwi_rx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
@@ -795,11 +701,7 @@ void kiwi_rx_wq_exit(void)
 	kiwi_rx_wq = NULL;
 }
 
-/*
- * From the softirq, the next online CPU after this one; from process
- * context (rx_work's own release_sock(), a reader's), this one, which is
- * not the sender's.  A hint: any CPU is correct.
- */
+/* a hint: from a softirq the next online CPU, in a task this one */
 static int kiwi_rx_cpu(void)
 {
 	int cpu = raw_smp_processor_id();
@@ -847,12 +749,8 @@ void kiwi_rx_data_ready(struct sock *sk)
 }
 
 /*
- * Process context, on kiwi_rx_wq.  The quiesce cancels this work before
- * qp->sock goes, and sets RX_DEAD first so that nothing queues it again.
- * What arrives while the socket is owned goes to its backlog, whose
- * processing at release_sock() calls data_ready again (which may queue
- * this work again, on this CPU).  Past the budget the work queues itself
- * again, so that TCP acknowledges what waited in the backlog meanwhile.
+ * On kiwi_rx_wq, cancelled by the quiesce.  Past the budget it queues
+ * itself again, so that TCP acknowledges what waited in the backlog.
  */
 void kiwi_rx_work(struct work_struct *work)
 {

@@ -1,19 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi: the transmit engine, one per connected QP, serialised by
- * qp->tx_mutex.  It runs from a work item (kicked by post_send, by rx for
- * Read Requests and the RTR, by sk_write_space) or, when idle, directly
- * in the context of the user doorbell or of a kernel post that may sleep,
- * saving a context switch per message.
- *
- * FPDUs are collected into a batch of kvecs (framing and inline data in
- * txs->fbuf, payload from the registered pages) handed to TCP with
- * non-blocking sends, large messages' pages by reference (kiwi_tx_zc_ok(),
- * datapath.md "Zero copy").  A partial send resumes on sk_write_space.
- * Read Responses take precedence over SQ work at FPDU granularity.  Sends
- * and Writes are done once their last FPDU is in TCP's hands, or acked
- * if sent by reference (kiwi_tx_reap()); Reads when rx places their last
- * Read Response.  Completions are posted in SQ order (kiwi_pend_drain()).
+ * qp->tx_mutex.  It runs from a work item or, when idle, in the context
+ * of the user doorbell or of a kernel post that may sleep.  It decides
+ * what goes into a batch (tx_batch.c): the RTR, Read Responses before SQ
+ * work at FPDU granularity, then the SQ's WRs in order.
  */
 #include <linux/debugfs.h>
 #include <linux/sched/mm.h>
@@ -38,6 +29,9 @@ static int kiwi_tx_counter_get(void *data, u64 *val)
 DEFINE_DEBUGFS_ATTRIBUTE(kiwi_tx_counter_fops, kiwi_tx_counter_get, NULL,
 			 "%llu\n");
 
+/* debugfs kiwi/tx_direct: a kernel post that may sleep runs the engine */
+static bool kiwi_tx_direct;
+
 int kiwi_dp_init(struct dentry *debugfs)
 {
 	debugfs_create_file_unsafe("tx_zcopy_bytes", 0444, debugfs,
@@ -46,15 +40,16 @@ int kiwi_dp_init(struct dentry *debugfs)
 				   &kiwi_tx_copy_bytes, &kiwi_tx_counter_fops);
 	debugfs_create_file_unsafe("tx_zcopy_held", 0444, debugfs,
 				   &kiwi_tx_zc_held, &kiwi_tx_counter_fops);
-	/* A/B switches for measurements (tx_batch.c) */
+	/* A/B switches for measurements (module.md) */
 	debugfs_create_bool("tx_zcopy", 0644, debugfs, &kiwi_tx_zcopy);
 	debugfs_create_u32("tx_zcopy_min", 0644, debugfs, &kiwi_tx_zcopy_min);
 	debugfs_create_bool("tx_crc_own", 0644, debugfs, &kiwi_tx_crc_own);
+	debugfs_create_bool("tx_direct", 0644, debugfs, &kiwi_tx_direct);
 	kiwi_tx_wq = alloc_workqueue("kiwi_tx", WQ_HIGHPRI | WQ_MEM_RECLAIM,
 				     0);
 	if (!kiwi_tx_wq)
 		return -ENOMEM;
-	if (kiwi_rx_wq_init()) {
+	if (kiwi_rx_wq_init(debugfs)) {
 		destroy_workqueue(kiwi_tx_wq);
 		kiwi_tx_wq = NULL;
 		return -ENOMEM;
@@ -89,10 +84,8 @@ void kiwi_tx_kick(struct kiwi_qp *qp)
 /* ---- doorbell elision (kiwi_sq_ctrl.engine_busy, see kiwi-abi.h) ---- */
 
 /*
- * The engine will look at the SQ again by itself: the provider may skip
- * the doorbell.  Only where the engine can take SQEs, so that every post
- * needing the kernel rings (qp->lock orders this against the state
- * changes that clear the word).  Returns whether the word was set.
+ * The provider may skip the doorbell: the engine looks again.  Only where
+ * it can take SQEs (qp->lock held).  Whether it set the word.
  */
 static bool kiwi_tx_busy_mark(struct kiwi_qp *qp)
 {
@@ -111,24 +104,9 @@ static bool kiwi_tx_busy_mark(struct kiwi_qp *qp)
 	return busy;
 }
 
-static bool kiwi_tx_busy_set(struct kiwi_qp *qp)
-{
-	unsigned long flags;
-	bool busy;
-
-	if (!qp->user)
-		return false;
-	spin_lock_irqsave(&qp->lock, flags);
-	busy = kiwi_tx_busy_mark(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return busy;
-}
-
 /*
- * From now on posts ring the doorbell.  The barrier orders the store
- * before the caller's next look at the SQ slots; the provider orders its
- * slot store before its load of the word the same way, so one of the two
- * sees the other (no post is left without a doorbell or an engine).
+ * From now on posts ring the doorbell.  The provider orders its slot
+ * store before its load of the word as the barrier orders ours.
  */
 void kiwi_tx_busy_clear(struct kiwi_qp *qp)
 {
@@ -141,17 +119,22 @@ void kiwi_tx_busy_clear(struct kiwi_qp *qp)
 	smp_mb();
 }
 
-/*
- * The engine found nothing to do: clear the word, then look at the next SQ slot
- * again.  False if a post slipped in meanwhile: go on.
- */
+/* nothing to do: clear the word, then look again.  False: a post came */
 static bool kiwi_tx_idle(struct kiwi_qp *qp)
 {
+	unsigned long flags;
+	bool busy;
+
 	if (!qp->user)
 		return true;
 	kiwi_tx_busy_clear(qp);
 	/* sq_cons is the engine's while it runs (flushes wait for it) */
-	return !kiwi_sq_next_posted(qp) || !kiwi_tx_busy_set(qp);
+	if (!kiwi_sq_next_posted(qp))
+		return true;
+	spin_lock_irqsave(&qp->lock, flags);
+	busy = kiwi_tx_busy_mark(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return !busy;
 }
 
 /* ---- SQ work requests ---- */
@@ -179,9 +162,8 @@ static void kiwi_tx_wc(struct kiwi_qp *qp, const struct kiwi_sqe *sqe,
 }
 
 /*
- * Check the copy of an SQE and take references on the MRs its SGEs name.
- * Returns a WC status.  SGEs and inline bytes are held to the QP's caps
- * (within KIWI_MAX_SGE): a process writing its ring may ignore them.
+ * Check the copy of an SQE and take references on its SGEs' MRs: a WC
+ * status.  Held to the QP's caps, which a process may ignore.
  */
 static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 {
@@ -242,12 +224,7 @@ static u8 kiwi_sqe_check(struct kiwi_qp *qp, struct kiwi_tx_wr *w)
 		if (kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
 				  c->sg[i].length, access, &c->gen[i]))
 			return IB_WC_LOC_PROT_ERR;
-		/*
-		 * Read Responses are tagged placements into the sink (RFC
-		 * 5040 4.4): RNICs want remote write on it (cxgb4 fails the
-		 * Read), siw and kiwi relaxed local write only
-		 * (rnic-compat.md).
-		 */
+		/* RNICs want remote write on a Read's sink (rnic-compat.md) */
 		if (sink && qp->rnic_strict &&
 		    kiwi_mr_check(mr, qp->ibqp.pd, c->sg[i].addr,
 				  c->sg[i].length, IB_ACCESS_REMOTE_WRITE, NULL))
@@ -300,26 +277,16 @@ static u8 kiwi_tx_memop(struct kiwi_qp *qp, struct kiwi_sqe *sqe)
 }
 
 /*
- * A WR failed locally: its error completion, then the QP to ERR.  The
- * completion queues behind the batch's and earlier WRs' (a Read still
- * outstanding), so completions stay in SQ order whether the batch goes
- * out before the Terminate or is flushed.  The engine takes or frames a
- * WR only with room for it (kiwi_batch_room()).
+ * The engine's WR (w is txs->wr) failed locally: its error completion, in
+ * SQ order behind the batch's and earlier WRs', then the QP to ERR.
  */
 static void kiwi_tx_wr_fail(struct kiwi_qp *qp, struct kiwi_tx_wr *w, u8 st)
 {
-	struct kiwi_txs *txs = qp->txs;
-	struct kiwi_wc wc = {
-		.id = w->sqe.id,
-		.qp_id = qp->ibqp.qp_num,
-		.opcode = w->sqe.opcode < KIWI_OP_MAX ? w->sqe.opcode :
-			KIWI_OP_SEND,
-		.status = st,
-		.seq = w->seq,
-	};
-
-	kiwi_tx_wc_add(qp, &wc);
-	kiwi_cur_retire(txs, &w->cur);
+	/* a user-written opcode is reported as a Send's */
+	if (w->sqe.opcode >= KIWI_OP_MAX)
+		w->sqe.opcode = KIWI_OP_SEND;
+	kiwi_tx_wc(qp, &w->sqe, 0, st);
+	kiwi_cur_retire(qp->txs, &w->cur);
 	w->active = false;
 	kiwi_rx_fail(qp, KIWI_ERR_RDMAP_LOCAL, false);
 }
@@ -347,12 +314,7 @@ static bool kiwi_sqe_read(const struct kiwi_sqe *sqe)
 		sqe->opcode == KIWI_OP_READ_LOCAL_INV;
 }
 
-/*
- * The next SQE was not taken.  A Read waiting only for the completion
- * queue (allocated without waiting, as the engine may run for reclaim's
- * writeback) is taken once it exists, else the work item tries again.
- * Otherwise rx (a Read done) or an ACK brings the engine back.
- */
+/* not taken: a Read waiting for txs->held's allocation retries */
 static int kiwi_tx_take_none(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -368,9 +330,8 @@ static int kiwi_tx_take_none(struct kiwi_qp *qp)
 /*
  * Take the next SQE if the QP may process it: not a fenced WR while Reads
  * are outstanding, nor a Read beyond ORD or without room for its
- * completion (kiwi_tx_pend_room()).  A memory operation waits until the
- * batch is in TCP's hands (KIWI_NEXT_PUSH): the batch was framed from the
- * mapping it changes, and a stale batch is never sent.
+ * completion.  A memory operation waits until the batch is in TCP's hands
+ * (KIWI_NEXT_PUSH): the batch was framed from the mapping it changes.
  */
 static int kiwi_tx_take(struct kiwi_qp *qp)
 {
@@ -553,10 +514,7 @@ static bool kiwi_tx_rresp_due(struct kiwi_qp *qp)
 	return READ_ONCE(qp->ird_tail) != READ_ONCE(qp->ird_head);
 }
 
-/*
- * Next FPDU of the oldest Read Response: 1, or 0 if none is due, -ENOSPC
- * without room, -ESTALE if its source changed since the Request.
- */
+/* Next FPDU of the oldest Read Response: 1, 0 if none is due, or -errno. */
 static int kiwi_tx_rresp(struct kiwi_qp *qp, u32 room)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -702,10 +660,7 @@ static void kiwi_tx_term(struct kiwi_qp *qp)
 		txs->term_queued = true;
 }
 
-/*
- * Push the batch.  0: go on; > 0: leave, the engine comes back by itself; < 0:
- * the engine stops (send failed, or a Terminate went).
- */
+/* Push the batch.  0: go on; > 0: leave, a kick comes; < 0: stop. */
 static int kiwi_tx_push(struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -777,12 +732,7 @@ static void kiwi_tx_run(struct kiwi_qp *qp, u32 budget)
 			return;
 		}
 		if (kiwi_tx_held_full(txs) && !kiwi_tx_rresp_due(qp)) {
-			/*
-			 * The ACK or Read Response that frees some brings the
-			 * engine back; uncork the last batch meanwhile.  Read
-			 * Responses still go, or two peers waiting for each
-			 * other's would wait for ever.
-			 */
+			/* an ACK or Response kicks; Responses go, or peers deadlock */
 			if (txs->more) {
 				txs->more = false;
 				tcp_sock_set_cork(qp->sock->sk, false);
@@ -819,17 +769,7 @@ void kiwi_tx_doorbell(struct kiwi_qp *qp)
 	}
 }
 
-/*
- * debugfs kiwi/tx_direct: a kernel post that may sleep runs the engine
- * itself, saving a worker's wakeup.  Off by default: it slowed NFS over
- * RDMA and iSER (benchmarks.md).
- */
-static bool kiwi_tx_direct;
-
-/*
- * ULPs post from softirqs, under spinlocks and in RCU read sections
- * (blk-mq's queue_rq); without a preempt count nothing tells, so never.
- */
+/* ULPs post from softirqs and RCU sections; no preempt count: never */
 static bool kiwi_tx_may_sleep(void)
 {
 #ifdef CONFIG_PREEMPT_COUNT
@@ -837,12 +777,6 @@ static bool kiwi_tx_may_sleep(void)
 #else
 	return false;
 #endif
-}
-
-/* A/B switch (module.md) */
-void kiwi_tx_debugfs(struct dentry *dir)
-{
-	debugfs_create_bool("tx_direct", 0644, dir, &kiwi_tx_direct);
 }
 
 void kiwi_tx_post(struct kiwi_qp *qp)
@@ -870,10 +804,7 @@ void kiwi_tx_post(struct kiwi_qp *qp)
 	mutex_unlock(&qp->tx_mutex);
 }
 
-/*
- * TCP has room again, or (with SOCK_NOSPACE kept set while completions
- * wait for ACKs, kiwi_tx_reap()) it processed an ACK.
- */
+/* TCP has room again, or processed an ACK (NOSPACE kept: kiwi_tx_reap()) */
 void kiwi_tx_write_space(struct sock *sk)
 {
 	struct kiwi_qp *qp;
@@ -885,10 +816,7 @@ void kiwi_tx_write_space(struct sock *sk)
 	if (sk_stream_is_writeable(sk)) {
 		if (sk->sk_socket) {
 			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-			/*
-			 * kept while the engine waits for an ACK: it sets
-			 * ACK_WAIT, then NOSPACE, so either order leaves it set
-			 */
+			/* kept for ACK_WAIT, which the engine sets first */
 			smp_mb__after_atomic();
 			if (test_bit(KIWI_EF_ACK_WAIT, &qp->eflags))
 				set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);

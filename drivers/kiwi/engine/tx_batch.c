@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * kiwi transmit engine: the batch.  FPDUs framed around a payload cursor
- * are collected as kvecs and handed to TCP with one tcp_sendmsg(),
- * resumed where a partial send stopped; their completions and MR
- * references are released once TCP has all of it.  What goes into a
- * batch, and when, is decided by tx.c.
+ * go to TCP as kvecs in one send, resumed where a partial send stopped.
  */
 #include <linux/uio.h>
 #include <linux/wait_bit.h>
@@ -14,68 +11,29 @@
 #include "tx.h"
 #include "core/kiwi_trace.h"
 
-/*
- * Zero copy (Documentation/datapath.md "Zero copy"): payload pages of
- * Sends, Writes and Read Responses go to TCP by reference, and a WR whose
- * pages did completes once the peer's TCP acknowledged them.  debugfs
- * kiwi/tx_zcopy turns it off, for A/B measurements only.
- */
+/* debugfs kiwi/tx_zcopy: zero copy (datapath.md "Zero copy"), for A/B */
 bool kiwi_tx_zcopy = true;
 
 /*
- * Messages shorter than this are copied and complete as soon as TCP has
- * taken them.  Two costs below it outweigh the copy saved:
- *
- * - A completion held for the peer's ACK waits a round trip at least,
- *   and a Linux receiver acknowledges at once only every second
- *   full-sized segment, otherwise when its delayed-ACK timer fires
- *   (40 ms at least): a message of a segment or two could see its
- *   completion held that long, where a copied one completes in the post.
- * - Each page by reference costs a page reference, an skb fragment of
- *   its own between copied framing bytes (an skb takes about five
- *   one-MSS FPDUs instead of ~30), a call into TCP, and the held
- *   completion its ring slot and a wakeup on the ACK; copying a page
- *   costs well under a microsecond at memcpy speed.
- *
- * 16 KiB, four pages and eleven 1448-byte segments, is the smallest
- * message whose copy (a few microseconds) is clearly larger than those
- * fixed costs, and whose ACK the receiver owes without a timer for all
- * but a last odd segment.  Chosen by that reasoning, not measured here
- * (benchmarks.md); siw goes by reference from one page, but completes at
- * TCP's take.  Tunable for measurement: debugfs kiwi/tx_zcopy_min.
+ * Shorter messages are copied: a completion held for the peer's (maybe
+ * delayed) ACK would cost more than the copy.  debugfs kiwi/tx_zcopy_min.
  */
 u32 kiwi_tx_zcopy_min = 16384;
 
-/*
- * With CRC, payload not sent by reference is copied into kiwi's own pages
- * with its CRC in the same pass (kiwi_own_copy()).  debugfs kiwi/tx_crc_own
- * N leaves it to TCP's copy after a CRC pass of its own, for A/B
- * measurements and to show that tx_crc_pass_bytes sees that pass.
- */
+/* debugfs kiwi/tx_crc_own N: CRC apart, TCP copies (A/B, kiwi_own_copy()) */
 bool kiwi_tx_crc_own = true;
 
 /* payload bytes TCP took by page reference (debugfs kiwi/tx_zcopy_bytes) */
 atomic64_t kiwi_tx_zc_bytes;
 /* payload bytes TCP (or the framing) copied (debugfs kiwi/tx_copy_bytes) */
 atomic64_t kiwi_tx_copy_bytes;
-/*
- * bytes TCP took by reference that the peer has not yet acknowledged, as
- * far as kiwi tracks them: until the ACK or the QP's flush (debugfs
- * kiwi/tx_zcopy_held)
- */
+/* bytes by reference not yet acknowledged (debugfs kiwi/tx_zcopy_held) */
 atomic64_t kiwi_tx_zc_held;
 
-/*
- * The ubuf_infos attached to pages by reference (kiwi_sendpage_locked()),
- * one per batch: outstanding ones, which module unload waits for (their
- * callback is kiwi's code).
- */
+/* outstanding ubuf_infos, one per batch: unload waits for their callback */
 static atomic_t kiwi_zc_ubufs = ATOMIC_INIT(0);
 
-/*
- * TCP's skbs or their copies dropped a reference; the last one frees it.
- * Any context (skbs are freed from softirqs and process context alike).
- */
+/* TCP's skbs or their copies dropped a reference (any context) */
 static void kiwi_zc_ubuf_put(struct sk_buff *skb, struct ubuf_info *u,
 			     bool zerocopy_success)
 {
@@ -100,30 +58,14 @@ static struct ubuf_info *kiwi_zc_ubuf(struct kiwi_txs *txs)
 		return NULL;
 	kiwi_ubuf_init(u, kiwi_zc_ubuf_ops);
 	refcount_set(&u->refcnt, 1);
-	/*
-	 * As MSG_ZEROCOPY's: not copied when a veth forwards the skb, but
-	 * when it is delivered on this host (skb_orphan_frags_rx())
-	 */
+	/* as MSG_ZEROCOPY's: copied when delivered on this host only */
 	u->flags = SKBFL_ZEROCOPY_FRAG | SKBFL_DONT_ORPHAN;
 	atomic_inc(&kiwi_zc_ubufs);
 	txs->ubuf = u;
 	return u;
 }
 
-/* The batch is sent or dropped: TCP's skbs keep their own references. */
-static void kiwi_zc_ubuf_drop(struct kiwi_txs *txs)
-{
-	if (txs->ubuf)
-		net_zcopy_put(txs->ubuf);
-	txs->ubuf = NULL;
-}
-
-/*
- * Module unload: after every QP, so no batch holds one; what TCP still
- * holds goes with its skbs once the connections are gone (aborted, their
- * queues purged).  free_module()'s synchronize_rcu() covers the
- * callback's last instructions where it ran in a softirq.
- */
+/* unload, after every QP; free_module()'s synchronize_rcu() covers the rest */
 void kiwi_zc_ubufs_wait(void)
 {
 	wait_var_event(&kiwi_zc_ubufs, !atomic_read(&kiwi_zc_ubufs));
@@ -133,8 +75,7 @@ void kiwi_zc_ubufs_wait(void)
 
 /*
  * Contiguous bytes at the cursor, at most max; 0 at the end.  *p is NULL
- * if the piece's MR was invalidated or re-mapped since it was checked:
- * the piece is then at most a page, of which nothing may be sent.
+ * if the piece's MR changed since it was checked (then at most a page).
  */
 static u32 kiwi_cur_piece(struct kiwi_cur *c, u32 max, void **p)
 {
@@ -194,10 +135,8 @@ static u32 kiwi_cur_span(const struct kiwi_cur *cur, u32 want, u32 pieces)
 }
 
 /*
- * The cursor's MRs are no longer needed for framing.  The batch still
- * points into their memory until TCP has taken it, so a non-empty batch
- * keeps the references (kiwi_batch_room() leaves space for them):
- * deregistration waits for them, and user pages stay pinned meanwhile.
+ * The cursor's MRs are no longer needed for framing: a non-empty batch
+ * keeps the references until TCP has taken it (kiwi_batch_room()).
  */
 void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
 {
@@ -216,12 +155,7 @@ void kiwi_cur_retire(struct kiwi_txs *txs, struct kiwi_cur *c)
 
 /* ---- the batch ---- */
 
-/*
- * The page of a kvec sent by reference, NULL if it is copied.  A bit
- * rather than a page pointer per kvec (kiwi_zc_page() took the page from
- * the address, and a kvec by reference stays within its page): 504 bytes
- * less per connection.
- */
+/* the page of a kvec sent by reference (it stays within it), NULL if copied */
 static struct page *kiwi_iov_page(const struct kiwi_txs *txs, u32 i)
 {
 	return test_bit(i, txs->zc) ? virt_to_page(txs->iov[i].iov_base) :
@@ -255,20 +189,9 @@ static void kiwi_iov_add(struct kiwi_txs *txs, void *p, u32 n,
 }
 
 /*
- * ---- kiwi's own pages ----
- *
- * With CRC on, bytes that do not go to TCP by reference are copied here
- * into pages kiwi owns, the payload with its CRC in the same pass
- * (kiwi_tx_copy_data()), and those pages go to TCP by reference: one
- * pass over each payload byte, where TCP's copy from a kvec would be a
- * second one after the CRC's.  The FPDU's framing follows its payload
- * into the same pages, so that an skb fragment holds whole FPDUs, not
- * one piece of one.  Nobody writes a byte kiwi handed on, so the WR
- * completes when TCP has taken it, as a copied one does.
- *
- * One fill page per connection, carried across batches; each kvec into
- * it holds a page reference, dropped once TCP has taken the kvec (it
- * holds its own then) or the batch is dropped.
+ * ---- kiwi's own pages (datapath.md "One pass per byte with CRC") ----
+ * With CRC on, what is not sent by reference is copied here with its CRC
+ * in the same pass, and the pages go to TCP by reference.
  */
 
 /* the page of own kvec i, whether or not TCP took some of it already */
@@ -288,21 +211,14 @@ static bool kiwi_own_room(struct kiwi_txs *txs)
 	if (txs->opage)
 		put_page(txs->opage);
 	txs->ooff = 0;
-	/*
-	 * Without waiting: the engine may run for memory reclaim's
-	 * writeback.  Not charged to a memory cgroup (the engine may run in
-	 * a work item); TCP charges the socket for what it holds.
-	 */
+	/* without waiting: the engine may run for memory reclaim's writeback */
 	txs->opage = alloc_page(GFP_NOWAIT | __GFP_NOWARN);
 	return txs->opage;
 }
 
 /*
- * The n bytes just written at ooff into the batch, copied from mr as
- * mapped at generation gen (NULL: framing or inline data).  A kvec keeps
- * the MR its payload came from, as one pointing into the MR does: a
- * batch framed before an invalidation is never sent (kiwi_batch_stale()),
- * copied or not.
+ * The n bytes just written at ooff into the batch, copied from mr at gen
+ * (NULL: framing, inline): kiwi_batch_stale() sees an invalidation.
  */
 static void kiwi_own_add(struct kiwi_txs *txs, u32 n, struct kiwi_mr *mr,
 			 u32 gen)
@@ -336,9 +252,8 @@ static void kiwi_own_add(struct kiwi_txs *txs, u32 n, struct kiwi_mr *mr,
 }
 
 /*
- * n bytes from src (in mr at generation gen, if not NULL) into own pages
- * and the batch, payload (crc: into the FPDU's CRC in the same pass) or
- * framing.  Bytes placed, fewer than n only if no page could be had.
+ * n bytes from src (in mr at generation gen) into own pages and the batch,
+ * with crc into the FPDU's CRC.  Bytes placed: fewer if no page was had.
  */
 static u32 kiwi_own_copy(struct kiwi_txs *txs, const u8 *src, u32 n,
 			 bool crc, struct kiwi_mr *mr, u32 gen)
@@ -360,31 +275,38 @@ static u32 kiwi_own_copy(struct kiwi_txs *txs, const u8 *src, u32 n,
 	return done;
 }
 
-/* n framing bytes at fb (fbuf) into the batch: after the payload if own */
+/* n framing bytes just written at fb (fbuf) into the batch, own if own_on */
 static void kiwi_frame_add(struct kiwi_txs *txs, u8 *fb, u32 n)
 {
 	u32 done = txs->own_on ? kiwi_own_copy(txs, fb, n, false, NULL, 0) :
 		0;
 
+	txs->flen += n;
 	if (done < n)
 		kiwi_iov_add(txs, fb + done, n - done, NULL, NULL, 0);
 }
 
-/*
- * The connection's transmit state goes: its batch was sent or dropped
- * (kiwi_batch_clear()) on every path that framed one; the fill page is
- * the last reference kiwi holds.
- */
-void kiwi_tx_own_free(struct kiwi_txs *txs)
+/* the batch's references to own pages, once TCP took it or it is dropped */
+static void kiwi_own_put(struct kiwi_txs *txs)
 {
 	u32 i;
 
 	for_each_set_bit(i, txs->own, txs->niov)
 		put_page(kiwi_own_page(txs, i));
 	bitmap_zero(txs->own, KIWI_TX_IOV);
+}
+
+/* The connection's transmit state goes; its batch was sent or dropped. */
+void kiwi_txs_free(struct kiwi_txs *txs)
+{
+	if (!txs)
+		return;
+	kiwi_own_put(txs);
 	if (txs->opage)
 		put_page(txs->opage);
-	txs->opage = NULL;
+	kfree(txs->fbuf);
+	kfree(txs->held);	/* empty: flushed at llp_stop */
+	kfree(txs);
 }
 
 /* room for one more FPDU: kvecs its payload may use, 0 if none */
@@ -430,25 +352,9 @@ static struct kiwi_held *kiwi_held_at(struct kiwi_txs *txs, u32 pos)
 }
 
 /*
- * Whether len bytes of payload (a Read Response's if rresp) may go to
- * TCP by page reference rather than be copied into its skbs.  A Send or
- * Write then completes only when the peer acknowledged its bytes
- * (kiwi_tx_reap()): TCP reads the pages when it transmits and
- * retransmits, and the buffer is the consumer's again only after that.
- * A Read Response has no completion to hold: the peer's Read completes
- * only once it has every byte.
- *
- * With CRC the CRC is computed when the FPDU is framed, TCP reads the
- * page later: memory that changes in between reaches the peer with a CRC
- * that does not match, and costs the connection.  Only a user QP's
- * Sends and Writes go by reference then: the verbs contract leaves the
- * buffer alone until the completion, and a process that breaks it loses
- * its own connection.  Kernel consumers send page cache pages that may
- * be re-dirtied meanwhile (nfsd's Writes; nvme-rdma asks for no stable
- * pages, and its writes are the target's Reads of the host's pages), and
- * memory exposed for remote Read has no such contract at all: copied,
- * with the CRC in the copy's pass (kiwi_own_copy()), so that the CRC
- * matches the bytes sent.
+ * May len bytes of payload (a Read Response's if rresp) go to TCP by page
+ * reference (datapath.md "Zero copy")?  With CRC only a user QP's Sends
+ * and Writes: others' memory may change between the CRC and TCP's read.
  */
 bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp)
 {
@@ -461,12 +367,7 @@ bool kiwi_tx_zc_ok(struct kiwi_qp *qp, u64 len, bool rresp)
 	return kiwi_held_ready(txs);
 }
 
-/*
- * The page of payload at p if it may be sent by reference: kernel
- * direct-map memory, not slab, with a refcount TCP can take
- * (sendpage_ok(): not a tail page of a non-compound allocation either).
- * NULL: copy it.
- */
+/* the page at p if TCP may take a reference (sendpage_ok()), NULL: copy */
 static struct page *kiwi_zc_page(void *p)
 {
 	struct page *pg;
@@ -478,13 +379,8 @@ static struct page *kiwi_zc_page(void *p)
 }
 
 /*
- * m payload bytes at p, from cur's current SGE, into the batch, and into
- * the FPDU's CRC.  Registered memory goes to TCP by page reference
- * (cur->zc), and the CRC is then the one pass over it.  Else, with CRC
- * on, it is copied into kiwi's pages with its CRC in the same pass; with
- * CRC off TCP copies it from a kvec.  Only where no page could be had
- * does TCP copy CRC-on payload, and the CRC is a pass of its own
- * (counted: tx_crc_pass_bytes).
+ * m payload bytes at p, from cur's current SGE, into the batch and the
+ * FPDU's CRC: by reference (cur->zc), into own pages with CRC, or a kvec.
  */
 static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 			     u8 *p, u32 m)
@@ -505,12 +401,7 @@ static void kiwi_payload_add(struct kiwi_txs *txs, const struct kiwi_cur *cur,
 			return;
 	}
 	if (!mr) {
-		/*
-		 * Inline data lives in the WR's copy, which the next WR
-		 * overwrites before this batch may be sent: copy it to the
-		 * framing buffer (kiwi_batch_room() reserved the space),
-		 * with its CRC in the same pass.
-		 */
+		/* inline data: the next WR overwrites its copy; into fbuf */
 		fb = txs->fbuf + txs->flen;
 		kiwi_tx_copy_data(&txs->fr, fb, p, m);
 		txs->flen += m;
@@ -532,12 +423,7 @@ u32 kiwi_fpdu_payload(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 
 	if (!txs->fr.crc_on || cur->zc)
 		return kiwi_cur_span(cur, min(left, max), room);
-	/*
-	 * Into own pages: a kvec per page the FPDU touches and per piece
-	 * from another MR, and if a page could not be had, a kvec per
-	 * piece of the rest as without them.  A third of the room for each;
-	 * framing that found no page is in kiwi_batch_room()'s reserve.
-	 */
+	/* own pages: a kvec per page, per MR, and per piece if none: a third */
 	if (third < 2)
 		return 0;
 	own = (third - 1) * PAGE_SIZE - KIWI_TX_FRAME_MAX * 12;
@@ -556,11 +442,7 @@ static int kiwi_fpdu_payload_add(struct kiwi_txs *txs, struct kiwi_cur *cur,
 		if (WARN_ON_ONCE(!m))
 			return -EFAULT;
 		if (!p) {
-			/*
-			 * Invalidated or re-mapped under us: frame zeros (no
-			 * address of the new mapping is known), and never
-			 * send this batch.
-			 */
+			/* changed under us: frame zeros, never send it */
 			txs->stale = true;
 			p = page_address(ZERO_PAGE(0));
 		}
@@ -571,10 +453,7 @@ static int kiwi_fpdu_payload_add(struct kiwi_txs *txs, struct kiwi_cur *cur,
 	return 0;
 }
 
-/*
- * Without Markers: header, payload, pad and CRC, with one call into the
- * protocol core for each side of the payload (kiwi_tx_head()).
- */
+/* Without Markers: header, payload, pad and CRC (kiwi_tx_head()). */
 static int kiwi_fpdu_add_plain(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 			       struct kiwi_cur *cur, u32 len)
 {
@@ -588,15 +467,12 @@ static int kiwi_fpdu_add_plain(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		return n;
 	txs->nfpdu++;
 	txs->payload += len;
-	txs->flen += n;
 	kiwi_frame_add(txs, fb, n);
 	rv = kiwi_fpdu_payload_add(txs, cur, len);
 	if (rv)
 		return rv;
 	fb = txs->fbuf + txs->flen;
-	n = kiwi_tx_tail(&txs->fr, fb);
-	txs->flen += n;
-	kiwi_frame_add(txs, fb, n);
+	kiwi_frame_add(txs, fb, kiwi_tx_tail(&txs->fr, fb));
 	return 0;
 }
 
@@ -620,10 +496,8 @@ static int kiwi_fpdu_frame(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		u8 *fb = txs->fbuf + txs->flen;
 
 		n = kiwi_tx_next(&txs->fr, fb, &take);
-		if (n) {
-			txs->flen += n;
+		if (n)
 			kiwi_frame_add(txs, fb, n);
-		}
 		rv = kiwi_fpdu_payload_add(txs, cur, take);
 		if (rv)
 			return rv;
@@ -632,10 +506,8 @@ static int kiwi_fpdu_frame(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 }
 
 /*
- * Frame one FPDU of h around len payload bytes from cur into the batch.
- * Its copies hold the vector registers from the first long piece to its
- * CRC (kiwi_crc32c_copy_run()): one section per FPDU, not per page, and
- * closed here on every way out, before anything may sleep.
+ * Frame one FPDU of h around len payload bytes from cur into the batch,
+ * closing the CRC's vector section (one per FPDU) before anything sleeps.
  */
 int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 		  struct kiwi_cur *cur, u32 len)
@@ -646,12 +518,7 @@ int kiwi_fpdu_add(struct kiwi_txs *txs, const struct kiwi_hdr *h,
 	return rv;
 }
 
-/*
- * Send what is left of a batch that holds pages by reference: runs of
- * copied kvecs with tcp_sendmsg_locked(), each page with
- * kiwi_sendpage_locked(), all under one socket lock.  Bytes taken in
- * order from iov_done, or -errno if none.
- */
+/* Send the rest of a batch with pages by reference: bytes taken, or -errno */
 static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 			      int flags)
 {
@@ -668,10 +535,7 @@ static int kiwi_batch_send_zc(struct kiwi_txs *txs, struct sock *sk,
 		len = txs->iov[i].iov_len;
 		j = i + 1;
 		more = j < txs->niov;
-		/*
-		 * kiwi's own page; a consumer's page, unless a misbehaving
-		 * consumer freed it; else a run of kvecs for TCP to copy
-		 */
+		/* own page; a consumer's page; else kvecs for TCP to copy */
 		if (test_bit(i, txs->own)) {
 			rv = kiwi_splice_page_locked(sk,
 					virt_to_page(txs->iov[i].iov_base),
@@ -718,16 +582,8 @@ static void kiwi_zc_acked(struct kiwi_txs *txs)
 }
 
 /*
- * The SQ's completions in posting order (Documentation/datapath.md "SQ
- * completions in order").  A WR is done when TCP has taken its batch, on
- * the peer's ACK of its pages if they went by reference, or at its last
- * Read Response if it is a Read; its completion is posted once every
- * earlier WR is done too, as an RNIC's software SQ posts them (a consumer
- * may reuse what a WR used when a later one completes).  Completions that
- * must wait queue in txs->held with the state of their WR; an unsignaled
- * Read queues without a CQE, since it holds back later ones all the same.
- * With no Read outstanding and nothing by reference, the queue is empty
- * and the batch's completions go to the CQ as they are, without a lock.
+ * The SQ's completions in posting order (datapath.md "SQ completions in
+ * order"): those that must wait queue in txs->held.
  */
 
 /* completions posted per hold of qp->lock */
@@ -740,11 +596,7 @@ static bool kiwi_pend_empty(struct kiwi_txs *txs)
 	return smp_load_acquire(&txs->held_tail) == txs->held_head;
 }
 
-/*
- * Queue a completion (tx, under qp->lock).  Callers keep room for it: a
- * batch starts with KIWI_TX_WC free (kiwi_tx_held_full()), a Read is
- * taken only with room for it and the rest of its batch.
- */
+/* queue a completion (tx, under qp->lock); callers keep room for it */
 static u32 kiwi_pend_add(struct kiwi_txs *txs, const struct kiwi_wc *wc,
 			 u8 state, bool cqe)
 {
@@ -762,10 +614,7 @@ static u32 kiwi_pend_add(struct kiwi_txs *txs, const struct kiwi_wc *wc,
 	return pos;
 }
 
-/*
- * The completion of a WR the engine just framed or failed: into the
- * batch's own list while nothing waits, else queued behind what does.
- */
+/* a WR's completion: into the batch's list, or queued behind what waits */
 void kiwi_tx_wc_add(struct kiwi_qp *qp, const struct kiwi_wc *wc)
 {
 	struct kiwi_txs *txs = qp->txs;
@@ -781,32 +630,33 @@ void kiwi_tx_wc_add(struct kiwi_qp *qp, const struct kiwi_wc *wc)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/*
- * Room for a Read's entry and for the completions its batch may still
- * add (tx; held_tail only grows meanwhile).
- */
+/* room for a Read's entry and its batch's completions (tx) */
 bool kiwi_tx_pend_room(struct kiwi_txs *txs)
 {
 	return txs->held && kiwi_held_count(txs) + KIWI_TX_WC - txs->nbq <
 		KIWI_TX_HELD;
 }
 
+/* the batch's completions so far into the queue (under qp->lock) */
+static void kiwi_pend_batch(struct kiwi_txs *txs)
+{
+	u32 i;
+
+	for (i = 0; i < txs->nwc; i++)
+		kiwi_pend_add(txs, &txs->wc[i], KIWI_HELD_BATCH, true);
+	txs->nwc = 0;
+}
+
 /*
- * A Read is taken (under qp->lock, with its ORD entry): the batch's
- * completions so far queue first, then the Read's.  Returns its position,
- * which rx names when the Read is done (kiwi_pend_read_done()).
+ * A Read is taken (under qp->lock): the batch's completions so far queue
+ * first, then the Read's, at the position returned (kiwi_pend_read_done()).
  */
 u32 kiwi_tx_pend_read(struct kiwi_qp *qp, const struct kiwi_wc *wc,
 		      bool cqe)
 {
-	struct kiwi_txs *txs = qp->txs;
-	u32 i;
-
 	lockdep_assert_held(&qp->lock);
-	for (i = 0; i < txs->nwc; i++)
-		kiwi_pend_add(txs, &txs->wc[i], KIWI_HELD_BATCH, true);
-	txs->nwc = 0;
-	return kiwi_pend_add(txs, wc, KIWI_HELD_READ, cqe);
+	kiwi_pend_batch(qp->txs);
+	return kiwi_pend_add(qp->txs, wc, KIWI_HELD_READ, cqe);
 }
 
 /* rx, under qp->lock: the Read queued at pos got its last Response */
@@ -829,13 +679,8 @@ static bool kiwi_pend_ready(const struct kiwi_held *h, u32 una)
 }
 
 /*
- * Post the completions at the head of the queue whose WRs are done, from
- * tx (a batch taken, an ACK) and rx (a Read done).  One caller posts at
- * a time (held_busy) and outside qp->lock, which CQ handlers may want;
- * held_tail moves only once the CQEs are in the CQ, so that tx's lock-free
- * look (kiwi_pend_empty()) never lets a later completion overtake them.
- * A caller that finds another posting leaves its work to it: the poster
- * looks again, under the lock, before it stops.
+ * Post the completions at the head of the queue whose WRs are done, one
+ * caller at a time, outside qp->lock; held_tail moves once they are out.
  */
 void kiwi_pend_drain(struct kiwi_qp *qp)
 {
@@ -874,11 +719,7 @@ void kiwi_pend_drain(struct kiwi_qp *qp)
 	spin_unlock_irqrestore(&qp->lock, flags);
 }
 
-/*
- * The sequence number the oldest completion still waiting for an ACK
- * waits for, if any (tx: only tx writes entries, and the slots from
- * held_tail on stay its own while it looks).
- */
+/* the sequence number the oldest completion waiting for an ACK wants (tx) */
 static bool kiwi_pend_ack_want(struct kiwi_txs *txs, u32 una, u32 *want)
 {
 	const struct kiwi_held *h;
@@ -896,25 +737,11 @@ static bool kiwi_pend_ack_want(struct kiwi_txs *txs, u32 una, u32 *want)
 }
 
 /*
- * Post the completions that are due (kiwi_pend_drain()), and make sure
- * that the ACK the oldest one still waiting for its pages waits for
- * kicks the engine.  tx_mutex held; the socket is the QP's.  Reads wait
- * for rx, which drains when one is done and kicks the engine after.
- *
- * TCP calls sk_write_space on every ACK it processes while SOCK_NOSPACE
- * is set (tcp_data_snd_check() -> tcp_check_space() -> tcp_new_space(),
- * 6.1 and 6.12 alike, no SOCK_QUEUE_SHRUNK condition any more), after
- * it moved snd_una: kiwi_tx_write_space() kicks the engine once snd_una
- * passed ack_seq.  The flag is set before snd_una is read again, against
- * tcp_check_space()'s smp_mb(): an ACK either sees the flag or is seen.
- *
- * Why the ACK rather than the callback of the ubuf_info the pages carry
- * (kiwi_zc_ubuf(), called once every skb holding them is freed): the
- * peer's acknowledgement is what an RNIC completes on and what lets TCP
- * drop the data; the callback also waits for clones still queued in a
- * qdisc or driver, and would have to find a QP that may be gone.  The
- * ubuf_info makes the ACK mean what it says on this host too: a local
- * receiver gets a copy, not our pages (compat.h).
+ * Post the completions that are due, and make sure that the ACK the
+ * oldest one still waiting for its pages waits for kicks the engine: TCP
+ * calls sk_write_space on every ACK while SOCK_NOSPACE is set, after it
+ * moved snd_una.  The ACK, not the ubuf_info's callback: it is what an
+ * RNIC completes on, and the callback waits for clones in a qdisc too.
  */
 void kiwi_tx_reap(struct kiwi_qp *qp)
 {
@@ -955,17 +782,8 @@ void kiwi_tx_reap(struct kiwi_qp *qp)
 }
 
 /*
- * The batch is in TCP's hands: its WRs are done, or wait for the peer's
- * ACK where pages went by reference.  Memory operations (REG_MR,
- * LOCAL_INV) complete here too, in SQ order behind the data before them;
- * with no data in the batch nothing is left to wait for, and a parked
- * completion would never come (nor would the engine find room again).
- *
- * While bytes TCP took by reference are not acknowledged, every
- * completion waits for the end of the last batch that had such bytes:
- * a WR whose pages went by reference in an earlier batch may end in this
- * one, and a completion says that every earlier WR is done too (an
- * unsignaled one before it may have gone by reference).
+ * The batch is in TCP's hands: its WRs are done or, while bytes by
+ * reference are not acknowledged, wait for the last such batch's end.
  */
 void kiwi_batch_complete(struct kiwi_qp *qp)
 {
@@ -985,9 +803,7 @@ void kiwi_batch_complete(struct kiwi_qp *qp)
 	if (!txs->nwc && !txs->nbq)
 		goto reap;
 	spin_lock_irqsave(&qp->lock, flags);
-	for (i = 0; i < txs->nwc; i++)
-		kiwi_pend_add(txs, &txs->wc[i], KIWI_HELD_BATCH, true);
-	txs->nwc = 0;
+	kiwi_pend_batch(txs);
 	for (i = txs->batch_first; txs->nbq && i != txs->held_head; i++) {
 		h = kiwi_held_at(txs, i);
 		if (h->state != KIWI_HELD_BATCH)
@@ -1003,11 +819,7 @@ reap:
 	kiwi_tx_reap(qp);
 }
 
-/*
- * No room for another batch's completions in the queue: the engine waits
- * for the ACK (kiwi_tx_reap() armed it) or the Read Response (rx kicks)
- * that frees some.
- */
+/* no room for another batch's completions: an ACK or Read Response frees */
 bool kiwi_tx_held_full(const struct kiwi_txs *txs)
 {
 	BUILD_BUG_ON(KIWI_TX_HELD & (KIWI_TX_HELD - 1));
@@ -1015,10 +827,7 @@ bool kiwi_tx_held_full(const struct kiwi_txs *txs)
 	return kiwi_held_count(txs) > KIWI_TX_HELD - KIWI_TX_WC;
 }
 
-/*
- * The flush (engines stopped, qp->lock held): queued completions whose
- * pages the peer acknowledged (una) are done.
- */
+/* the flush (qp->lock held): completions the peer acknowledged are done */
 void kiwi_tx_pend_acked(struct kiwi_txs *txs, u32 una)
 {
 	struct kiwi_held *h;
@@ -1026,16 +835,14 @@ void kiwi_tx_pend_acked(struct kiwi_txs *txs, u32 una)
 
 	for (i = txs->held_tail; i != txs->held_head; i++) {
 		h = kiwi_held_at(txs, i);
-		if (h->state == KIWI_HELD_ACK && !before(una, h->seq))
+		if (kiwi_pend_ready(h, una))
 			h->state = KIWI_HELD_DONE;
 	}
 }
 
 /*
- * The i-th transmit completion not yet posted, oldest first: the queue's,
- * then the batch's; NULL past the last.  *done: its WR is done (it
- * completes as it is); *cqe: it has a CQE unless flushed.  For the flush,
- * with the engines stopped; kiwi_tx_wc_flushed() when all are posted.
+ * For the flush: the i-th transmit completion not yet posted (queue, then
+ * batch), NULL past the last.  *done: as it is; *cqe: unless flushed.
  */
 struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i, bool *done,
 				   bool *cqe)
@@ -1055,10 +862,7 @@ struct kiwi_wc *kiwi_tx_wc_pending(struct kiwi_txs *txs, u32 i, bool *done,
 	return i < txs->nwc ? &txs->wc[i] : NULL;
 }
 
-/*
- * The flush posted them.  What TCP holds by reference it keeps until it
- * frees the skbs (at the latest with the socket): kiwi holds no page.
- */
+/* the flush posted them; TCP keeps what it holds by reference */
 void kiwi_tx_wc_flushed(struct kiwi_txs *txs)
 {
 	txs->nwc = 0;
@@ -1067,11 +871,7 @@ void kiwi_tx_wc_flushed(struct kiwi_txs *txs)
 	kiwi_zc_acked(txs);
 }
 
-/*
- * Does what is left of the batch point into a mapping that was
- * invalidated or replaced since it was framed?  Then none of it may go:
- * TCP copies (or references) the bytes only when it takes them.
- */
+/* does the rest of the batch point into a mapping changed since framed? */
 static bool kiwi_batch_stale(struct kiwi_txs *txs)
 {
 	u32 i;
@@ -1087,10 +887,7 @@ static bool kiwi_batch_stale(struct kiwi_txs *txs)
 	return false;
 }
 
-/*
- * The batch is sent or dropped: its MRs are released and it is empty
- * again (its completions are the caller's).
- */
+/* the batch is sent or dropped: its MRs released, empty again */
 static void kiwi_batch_clear(struct kiwi_txs *txs)
 {
 	u32 i;
@@ -1098,9 +895,7 @@ static void kiwi_batch_clear(struct kiwi_txs *txs)
 	for (i = 0; i < txs->nmrs; i++)
 		kiwi_mr_put(txs->mrs[i]);
 	/* TCP holds its own references to what it took */
-	for_each_set_bit(i, txs->own, txs->niov)
-		put_page(kiwi_own_page(txs, i));
-	bitmap_zero(txs->own, KIWI_TX_IOV);
+	kiwi_own_put(txs);
 	txs->ownb = 0;
 	txs->passb = 0;
 	txs->nmrs = 0;
@@ -1114,14 +909,12 @@ static void kiwi_batch_clear(struct kiwi_txs *txs)
 	txs->zcb = 0;
 	txs->flen = 0;
 	txs->stale = false;
-	kiwi_zc_ubuf_drop(txs);
+	if (txs->ubuf)
+		net_zcopy_put(txs->ubuf);
+	txs->ubuf = NULL;
 }
 
-/*
- * With the batch sent, nothing points into fbuf: grow it if it bounded
- * a batch.  Without waiting (the engine may run for memory reclaim's
- * writeback); if that fails, batches stay as small as they were.
- */
+/* with the batch sent, nothing points into fbuf: grow it (may fail) */
 static void kiwi_fbuf_grow(struct kiwi_txs *txs)
 {
 	u8 *fb;
@@ -1172,10 +965,7 @@ static void kiwi_batch_sent(struct kiwi_qp *qp, struct sock *sk)
 		txs->zc_held += txs->zcb;
 		atomic64_add(txs->zcb, &kiwi_tx_zc_held);
 	}
-	/*
-	 * TCP has copied the data or holds its own page references: the
-	 * MRs may go (deregistration does not wait for the ACK).
-	 */
+	/* TCP copied or references the data: the MRs may go */
 	kiwi_batch_clear(txs);
 	if (unlikely(txs->fgrow))
 		kiwi_fbuf_grow(txs);
@@ -1191,23 +981,14 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 
 	lockdep_assert_held(&qp->tx_mutex);
 	while (txs->iov_done < txs->niov) {
-		/*
-		 * Maybe part of an FPDU is out already: no Terminate can
-		 * follow it, the connection is reset instead.
-		 */
+		/* part of an FPDU may be out: no Terminate, a reset */
 		if (kiwi_batch_stale(txs))
 			return -ESTALE;
 		flags = MSG_DONTWAIT | MSG_NOSIGNAL | (txs->more ? MSG_MORE : 0);
 		if (txs->npg) {
 			rv = kiwi_batch_send_zc(txs, sk, flags);
 		} else {
-			/*
-			 * Straight to TCP, as the zero-copy path does: the
-			 * socket layers kernel_sendmsg() passes through
-			 * (LSM hooks, inet_sendmsg()) have nothing to decide
-			 * for a connected kernel socket, and cost a latency
-			 * path several calls per message.
-			 */
+			/* straight to TCP: nothing above it decides anything */
 			msg.msg_flags = flags;
 			iov_iter_kvec(&msg.msg_iter, WRITE,
 				      &txs->iov[txs->iov_done],
@@ -1228,11 +1009,7 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 		if (!sk_stream_is_writeable(sk))
 			return -EAGAIN;
 		clear_bit(KIWI_EF_WAIT_SPACE, &qp->eflags);
-		/*
-		 * Room again already (ACKs on another CPU).  After a few
-		 * rounds, yield instead: sk_write_space may have come and
-		 * gone, so nothing else would wake the engine.
-		 */
+		/* room again: yield after a few, write_space may be gone */
 		if (!retry--)
 			return KIWI_TX_YIELD;
 	}
@@ -1241,11 +1018,8 @@ int kiwi_batch_push(struct kiwi_qp *qp)
 }
 
 /*
- * The engines are stopped (kiwi_qp_flush_all(), qp->lock held): the
- * batch will never be sent.  Its Sends and Writes complete with *status
- * (the first one; kiwi_qp_flush_all()'s rule), then as flushed; its
- * memory operations did take effect and complete as they were.  The MRs
- * it referenced are released.
+ * The engines are stopped (qp->lock held): the batch is never sent.  Its
+ * Sends and Writes complete with *status, then flushed.  MRs released.
  */
 void kiwi_tx_drop_batch(struct kiwi_qp *qp, u8 *status)
 {

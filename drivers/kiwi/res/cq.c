@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * kiwi: completion queues, rings of struct kiwi_cqe owned slot by slot through
- * KIWI_CQE_VALID; the control block holds the arming word.
- */
+/* kiwi: completion queues, rings of struct kiwi_cqe owned by KIWI_CQE_VALID */
 #include "res.h"
 #include "core/kiwi_trace.h"
 
@@ -115,10 +112,7 @@ int kiwi_cq_push(struct kiwi_cq *cq, const struct kiwi_wc *wc)
 	trace_kiwi_wr_complete(cq->ibcq.res.id, wc->qp_id, wc->id, wc->opcode,
 			       wc->status, wc->bytes);
 
-	/*
-	 * Pairs with the consumer's barrier between arming and re-checking
-	 * the ring: either we see the arming or it sees this CQE.
-	 */
+	/* pairs with the consumer's between arming and re-checking the ring */
 	smp_mb();
 	notify = READ_ONCE(ctrl->notify);
 	if ((notify & KIWI_NOTIFY_NEXT) ||
@@ -156,9 +150,7 @@ static enum ib_wc_opcode kiwi_wc_opcode(u8 op)
 		return IB_WC_LOCAL_INV;
 	case KIWI_OP_RECEIVE:
 		return IB_WC_RECV;
-	case KIWI_OP_SEND:
-	case KIWI_OP_SEND_INV:
-	default:
+	default:			/* the Sends */
 		return IB_WC_SEND;
 	}
 }

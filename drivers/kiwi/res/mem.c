@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: protection domains and memory regions.
- *
- * Every MR is named by an STag, (index << 8) | key.  The index comes from
- * a cyclic allocator over kdev->mr_xa, so a freed index is not reused at
- * once and a stale STag from a peer misses; the 8-bit key is random and
- * must match too.
+ * kiwi: protection domains and memory regions.  An STag's index is
+ * allocated cyclically, so a stale STag from a peer misses; its 8-bit
+ * key is random and must match too.
  */
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -37,10 +34,7 @@ int kiwi_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Rights an MR may grant.  Remote atomic and MW bind are accepted, as by RNICs
- * and siw, so middleware asking for all rights registers; none is used.
- */
+/* rights an MR may grant: remote atomic and MW bind accepted, as by RNICs */
 #define KIWI_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND)
@@ -62,11 +56,7 @@ int kiwi_mr_access_ok(int access)
 	return 0;
 }
 
-/*
- * Frees user MRs whose last put (softirq, or under qp->lock) came after
- * dereg_mr: ib_umem_release() sleeps.  WQ_MEM_RECLAIM: the frees give
- * memory back, and dealloc_driver may flush it from ib_core's work.
- */
+/* frees user MRs put last after dereg_mr: ib_umem_release() sleeps */
 static struct workqueue_struct *kiwi_mr_wq;
 
 int kiwi_mem_init(void)
@@ -75,10 +65,7 @@ int kiwi_mem_init(void)
 	return kiwi_mr_wq ? 0 : -ENOMEM;
 }
 
-/*
- * A device's deferred frees, before its ib_device goes (ib_umem_release() reads
- * umem->ibdev).  Every QP is gone: every free is queued.
- */
+/* a gone device's deferred frees, before its ib_device (umem->ibdev) */
 void kiwi_mem_flush(void)
 {
 	flush_workqueue(kiwi_mr_wq);
@@ -140,6 +127,18 @@ struct kiwi_mr *kiwi_mr_get(struct kiwi_dev *kdev, u32 stag)
 void kiwi_mr_put(struct kiwi_mr *mr)
 {
 	kref_put(&mr->ref, kiwi_mr_release);
+}
+
+/* put and clear the references of an SGE list's KIWI_MAX_SGE MRs */
+void kiwi_mrs_put(struct kiwi_mr **mr)
+{
+	int i;
+
+	for (i = 0; i < KIWI_MAX_SGE; i++) {
+		if (mr[i])
+			kiwi_mr_put(mr[i]);
+		mr[i] = NULL;
+	}
 }
 
 /* Reserve an STag index; publish once complete: lookups see no half MR. */
@@ -328,19 +327,10 @@ int kiwi_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 }
 
 /*
- * The data path may hold references as long as a peer likes (a Send
- * whose last FPDU never comes, Read Responses behind a zero window), so
- * dereg_mr waits for them only where it must.
- *
- * A user MR is invalidated (a new generation: what the engines admitted
- * stops at its next piece, lookups fail); its pages stay pinned until the
- * last put unpins and frees.  ib_core leaves the ib_mr alone after
- * dereg_mr, and ibmr.pd is only compared, never followed, once valid.
- *
- * A kernel MR's memory is freed by its consumer as soon as dereg_mr
- * returns, so dereg_mr waits for the references: bounded by the consumer,
- * which stops its QPs first (ib_drain_qp(), the DMA MR with its PD), and
- * a stopped QP drops all its references at once (kiwi_qp_flush_all()).
+ * The data path may hold references as long as a peer likes, so dereg_mr
+ * waits for them only where it must: a user MR is invalidated and freed
+ * by the last put; a kernel MR's memory is freed by its consumer once
+ * dereg_mr returns, after it stopped its QPs (which drop their references).
  */
 int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -364,10 +354,8 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 /*
  * May the data path use [to, to + len) of mr for a QP of pd with these
- * rights?  -ENOENT: invalidated or not registered; -EPERM: another PD;
- * -EACCES: rights; -EFAULT: bounds.  The DMA MR is local only.  On
- * success *gen (if given) is the generation the answer holds for: the
- * caller passes it to kiwi_mr_kaddr() for every piece.
+ * rights?  -ENOENT, -EPERM (PD), -EACCES or -EFAULT (bounds) if not.
+ * *gen: the generation the answer holds for, for kiwi_mr_kaddr().
  */
 int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
 		  int access, u32 *gen)
@@ -404,10 +392,8 @@ int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
 
 /*
  * Kernel address of tagged offset to (checked at generation gen) and the
- * bytes contiguous from there, or NULL if the MR was invalidated or
- * re-mapped since.  The generation is read after the mapping, which a
- * writer changes only after bumping it.  64-bit, no highmem:
- * page_address() serves for pinned user pages.
+ * bytes contiguous from there, or NULL if the MR changed since.  64-bit,
+ * no highmem: page_address() serves for pinned user pages.
  */
 void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig)
 {
@@ -439,8 +425,7 @@ void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig)
 		*contig = ps - off;
 		p = (void *)(uintptr_t)(base + off);
 		break;
-	case KIWI_MR_DMA:
-	default:
+	default:			/* KIWI_MR_DMA */
 		*contig = U32_MAX;
 		p = (void *)(uintptr_t)to;
 		break;
@@ -450,10 +435,7 @@ void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig)
 	return kiwi_mr_current(mr, gen) ? p : NULL;
 }
 
-/*
- * A new generation: whatever was admitted under the old one stops at
- * its next piece.  Ordered before the caller's changes to the mapping.
- */
+/* a new generation: whatever was admitted under the old one stops */
 void kiwi_mr_bump(struct kiwi_mr *mr)
 {
 	atomic_inc(&mr->gen);

@@ -48,10 +48,8 @@ enum kiwi_mr_type {
 };
 
 /*
- * Memory regions.  The STag is (index << 8) | key: the index finds the MR
- * in kdev->mr_xa, the 8-bit consumer key must match as well.  Lookups by
- * the data path take a reference under RCU; a user MR is freed by the
- * last of them (free_work), dereg of a kernel MR waits for them (freed).
+ * Memory regions, by STag (index << 8) | key in kdev->mr_xa.  The data
+ * path's lookups take a reference under RCU.
  */
 struct kiwi_mr {
 	struct ib_mr ibmr;
@@ -65,11 +63,7 @@ struct kiwi_mr {
 	u32 stag;
 	bool valid;			/* false after local/remote invalidate */
 	bool registered;		/* FR: a REG_MR ran on it (counted) */
-	/*
-	 * Bumped by every invalidation, re-mapping and registration: admitted
-	 * work compares its generation before each piece (kiwi_mr_kaddr()).
-	 */
-	atomic_t gen;
+	atomic_t gen;			/* bumped by every change of mapping */
 	struct page **upages;		/* KIWI_MR_USER: the umem's pages */
 	u32 nupages;
 	u32 upage_off;			/* offset of iova in upages[0] */
@@ -111,6 +105,7 @@ int kiwi_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int kiwi_mr_access_ok(int access);
 struct kiwi_mr *kiwi_mr_get(struct kiwi_dev *kdev, u32 stag);
 void kiwi_mr_put(struct kiwi_mr *mr);
+void kiwi_mrs_put(struct kiwi_mr **mr);
 int kiwi_mr_check(struct kiwi_mr *mr, struct ib_pd *pd, u64 to, u64 len,
 		  int access, u32 *gen);
 void *kiwi_mr_kaddr(struct kiwi_mr *mr, u32 gen, u64 to, u32 *contig);

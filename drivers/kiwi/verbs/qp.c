@@ -21,10 +21,7 @@ void kiwi_qp_rem_ref(struct ib_qp *ibqp)
 	kiwi_qp_put(to_kqp(ibqp));
 }
 
-/*
- * iw_cm's lookup by number, taking the reference its iw_add_ref asks for
- * under the xarray's lock: destroy_qp could free the QP in between.
- */
+/* iw_cm's lookup, with the reference iw_add_ref asks for (xarray lock) */
 struct ib_qp *kiwi_get_qp(struct ib_device *ibdev, int qpn)
 {
 	struct kiwi_qp *qp = qpn > 0 ? kiwi_qp_lookup(to_kdev(ibdev), qpn) :
@@ -98,26 +95,6 @@ static int kiwi_qp_rings_alloc(struct kiwi_qp *qp, u32 nsq, u32 nrq,
 	return rv;
 }
 
-static void kiwi_qp_rings_free(struct kiwi_qp *qp, u32 nrq)
-{
-	if (nrq)
-		kiwi_ring_free(&qp->rq);
-	kiwi_ring_free(&qp->sq);
-}
-
-/* Reserve the number, cyclically: a stale one names no new QP soon. */
-static int kiwi_qp_num_reserve(struct kiwi_dev *kdev, u32 *id)
-{
-	int rv;
-
-	rv = xa_alloc_cyclic_bh(&kdev->qp_xa, id, NULL,
-				XA_LIMIT(1, KIWI_MAX_QP), &kdev->qp_next,
-				GFP_KERNEL);
-	if (rv < 0)
-		return rv == -EBUSY ? -ENOMEM : rv;
-	return 0;
-}
-
 /* the provider's answer: the rings to map and their sizes */
 static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata,
 			   u32 id, u32 nsq, u32 nrq)
@@ -133,10 +110,7 @@ static int kiwi_qp_respond(struct kiwi_qp *qp, struct ib_udata *udata,
 	return kiwi_respond(udata, &resp, sizeof(resp));
 }
 
-/*
- * What the QP really offers: ring slots rounded up, the SGE counts and
- * inline size exactly as asked, since those are what posts are held to.
- */
+/* what the QP offers: slots rounded up, SGEs and inline size as asked */
 static void kiwi_qp_caps_report(const struct kiwi_qp *qp,
 				struct ib_qp_cap *cap)
 {
@@ -175,9 +149,14 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 	rv = kiwi_qp_rings_alloc(qp, nsq, nrq, udata);
 	if (rv)
 		goto err_charge;
-	rv = kiwi_qp_num_reserve(kdev, &id);
-	if (rv)
+	/* cyclically: a stale number names no new QP soon */
+	rv = xa_alloc_cyclic_bh(&kdev->qp_xa, &id, NULL,
+				XA_LIMIT(1, KIWI_MAX_QP), &kdev->qp_next,
+				GFP_KERNEL);
+	if (rv < 0) {
+		rv = rv == -EBUSY ? -ENOMEM : rv;
 		goto err_rings;
+	}
 	ibqp->qp_num = id;
 	if (udata) {
 		rv = kiwi_qp_respond(qp, udata, id, nsq, nrq);
@@ -197,7 +176,9 @@ int kiwi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *attr,
 err_id:
 	xa_erase_bh(&kdev->qp_xa, id);
 err_rings:
-	kiwi_qp_rings_free(qp, nrq);
+	if (nrq)
+		kiwi_ring_free(&qp->rq);
+	kiwi_ring_free(&qp->sq);
 err_charge:
 	kiwi_uncharge(qp->kdev, qp->uctx, KIWI_UOBJ_QP);
 	return rv;
@@ -220,8 +201,8 @@ static const char *kiwi_qp_state_name(enum ib_qp_state s)
 static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
 {
 	struct kiwi_txs *txs;
+	struct tcp_sock *tp;
 	struct sock *sk;
-	u32 v[8], bytes;
 	int rv = 0;
 
 	mutex_lock(&qp->stop_mutex);
@@ -229,26 +210,24 @@ static int kiwi_fill_res_qp_engines(struct sk_buff *msg, struct kiwi_qp *qp)
 		goto out;
 	txs = qp->txs;
 	sk = qp->sock->sk;
-	v[0] = READ_ONCE(txs->wr.active);
-	v[1] = READ_ONCE(txs->niov) - READ_ONCE(txs->iov_done);
-	bytes = READ_ONCE(txs->bytes);
-	v[2] = READ_ONCE(txs->ord_wait);
-	v[3] = READ_ONCE(sk->sk_wmem_queued);
-	v[4] = READ_ONCE(sk->sk_sndbuf);
-	v[5] = READ_ONCE(tcp_sk(sk)->rcv_nxt) -
-	       READ_ONCE(tcp_sk(sk)->copied_seq);
-	/* the FPDU size the engine last framed for, and TCP's MSS now */
-	v[6] = READ_ONCE(txs->max_ulpdu);
-	v[7] = READ_ONCE(tcp_sk(sk)->mss_cache);
-	if (rdma_nl_put_driver_u32(msg, "tx_wr_active", v[0]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", v[1]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent", bytes) ||
-	    rdma_nl_put_driver_u32(msg, "tx_ord_wait", v[2]) ||
-	    rdma_nl_put_driver_u32(msg, "tx_mulpdu", v[6]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_mss", v[7]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued", v[3]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", v[4]) ||
-	    rdma_nl_put_driver_u32(msg, "sk_unread", v[5]) ||
+	tp = tcp_sk(sk);
+	/* tx_mulpdu: the FPDU size the engine last framed for; sk_mss now */
+	if (rdma_nl_put_driver_u32(msg, "tx_wr_active",
+				   READ_ONCE(txs->wr.active)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_iov_unsent", READ_ONCE(txs->niov) -
+				   READ_ONCE(txs->iov_done)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_batch_unsent",
+				   READ_ONCE(txs->bytes)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_ord_wait",
+				   READ_ONCE(txs->ord_wait)) ||
+	    rdma_nl_put_driver_u32(msg, "tx_mulpdu",
+				   READ_ONCE(txs->max_ulpdu)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_mss", READ_ONCE(tp->mss_cache)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_wmem_queued",
+				   READ_ONCE(sk->sk_wmem_queued)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_sndbuf", READ_ONCE(sk->sk_sndbuf)) ||
+	    rdma_nl_put_driver_u32(msg, "sk_unread", READ_ONCE(tp->rcv_nxt) -
+				   READ_ONCE(tp->copied_seq)) ||
 	    rdma_nl_put_driver_u32(msg, "sk_nospace", sk->sk_socket &&
 				   test_bit(SOCK_NOSPACE,
 					    &sk->sk_socket->flags)) ||
@@ -424,10 +403,7 @@ int kiwi_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		wait_for_completion(&qp->llp_stopped);
 		cep->ops->put(cep);
 	}
-	/*
-	 * A connect in its handshake holds the QP, and so does iw_cm until
-	 * it ends: end it now, not at connect_timeout_ms (we wait below).
-	 */
+	/* a connect in its handshake holds the QP: end it now, not at timeout */
 	if (conn) {
 		conn->ops->qp_gone(conn);
 		conn->ops->put(conn);

@@ -7,10 +7,7 @@
 #include "verbs.h"
 #include "core/kiwi_trace.h"
 
-/*
- * Kernel ib_sge addresses are virtual (no DMA device, ib_uses_virt_dma).
- * Held to the QP's own caps, as RNICs hold them (rnic-compat.md).
- */
+/* kernel ib_sge addresses are virtual (ib_uses_virt_dma); QP's caps */
 static int kiwi_copy_inline(const struct kiwi_qp *qp, struct kiwi_sqe *sqe,
 			    const struct ib_send_wr *wr)
 {

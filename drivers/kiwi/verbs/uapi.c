@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * kiwi: the SQ doorbell as an ioctl driver method.  write()'s POST_SEND
- * allocates a buffer on every call, even for no WRs; this runs on
- * ib_uverbs' on-stack bundle, which resolves and locks the QP handle as
- * for POST_SEND, so it adds no lifetime rules of its own.
+ * kiwi: the SQ doorbell as an ioctl driver method, without the buffer
+ * write()'s POST_SEND allocates; ib_uverbs locks the QP handle as for it.
  */
 
 #define UVERBS_MODULE_NAME kiwi
