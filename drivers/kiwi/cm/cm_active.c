@@ -224,9 +224,8 @@ static void kiwi_cep_conn_done(struct kiwi_cep *cep, int rv, const u8 *pd,
 	kiwi_cep_drop_conn(cep);
 }
 
-void kiwi_cep_conn_work(struct kiwi_cep *cep)
+static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 {
-	struct kiwi_conn_params params = { .initiator = true };
 	struct kiwi_mpa_frame *f;
 	const u8 *pd = NULL;
 	u16 pd_len = 0;
@@ -279,10 +278,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	}
 	if (!rv) {
 		kiwi_cep_addrs(cep);
-		params.mpa = cep->res;
-		params.mss = kiwi_cep_mss(cep);
-		kiwi_cep_llp_opts(cep);
-		rv = kiwi_qp_llp_start(cep->qp, &cep->conn, cep->sock, &params);
+		rv = kiwi_cep_llp_start(cep, cep->qp, true);
 	}
 	if (!rv) {
 		pd = f->ulp_pd;

@@ -211,7 +211,6 @@ static int kiwi_accept_reply(struct kiwi_cep *cep, struct kiwi_qp *qp,
 int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct kiwi_cep *cep = id->provider_data;
-	struct kiwi_conn_params params = { .initiator = false };
 	struct kiwi_qp *qp = NULL;
 	int rv;
 
@@ -235,10 +234,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = kiwi_accept_reply(cep, qp, param);
 	if (rv)
 		goto fail;
-	params.mpa = cep->res;
-	params.mss = kiwi_cep_mss(cep);
-	kiwi_cep_llp_opts(cep);
-	rv = kiwi_qp_llp_start(qp, &cep->conn, cep->sock, &params);
+	rv = kiwi_cep_llp_start(cep, qp, false);
 	if (rv)
 		goto fail;
 
