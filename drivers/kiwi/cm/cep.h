@@ -130,10 +130,8 @@ struct kiwi_cep {
 	struct kiwi_cep_hs *hs;
 };
 
-/* cm.c */
-/* handshakes, accept loops, listener resyncs: short steps, never blocking */
+/* cm.c: the handshakes' workqueue and counters */
 extern struct workqueue_struct *kiwi_cm_wq;
-/* handshake counters, all devices together (debugfs kiwi/cm) */
 extern atomic_t kiwi_cm_pending;
 extern atomic64_t kiwi_cm_cap_listener;
 extern atomic64_t kiwi_cm_cap_source;
