@@ -230,14 +230,14 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	const u8 *pd = NULL;
 	u16 pd_len = 0;
 	enum kiwi_err err;
-	int rv = 0;
+	int rv;
 
 	mutex_lock(&cep->mutex);
 	if (cep->state != KIWI_CEP_CONNECTING)
 		goto out;
 	f = &cep->hs->parser.f;
-	if (cep->dead)
-		rv = -ECONNABORTED;
+	/* dead changes under cep->mutex only: this look holds to the end */
+	rv = cep->dead ? -ECONNABORTED : 0;
 	if (!rv && !cep->req_sent) {
 		rv = kiwi_cep_conn_request(cep);
 		if (rv == -EINPROGRESS) {
@@ -263,8 +263,6 @@ static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	 * Requests in parallel (siw) could deliver two in either order.
 	 */
 	kiwi_cep_req_done(cep);
-	if (!rv && cep->dead)
-		rv = -ECONNABORTED;
 	if (!rv) {
 		err = kiwi_mpa_connect(&cep->cfg, f, &cep->res);
 		if (err == KIWI_ERR_MPA_REJECTED) {
