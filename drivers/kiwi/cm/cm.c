@@ -361,9 +361,8 @@ static void kiwi_cep_qp_gone(struct kiwi_conn *conn)
 	case KIWI_CEP_ESTABLISHED:
 	case KIWI_CEP_CLOSING:
 		/* established since destroy_qp looked: as for a connected QP */
-		mutex_unlock(&cep->mutex);
-		kiwi_cep_disconnect(conn, true);
-		return;
+		kiwi_cep_post(cep, &cep->disc, KIWI_DISC_ABORT);
+		break;
 	default:
 		break;
 	}
