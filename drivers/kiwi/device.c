@@ -47,7 +47,6 @@ static int kiwi_query_device(struct ib_device *ibdev,
 	attr->max_srq_wr = KIWI_MAX_SRQ_WR;
 	attr->max_srq_sge = KIWI_MAX_SGE;
 	attr->max_fast_reg_page_list_len = KIWI_MAX_FRMR_PAGES;
-	attr->max_pkeys = 0;
 	spin_lock(&kdev->lock);
 	addrconf_addr_eui48((u8 *)&attr->sys_image_guid, kdev->mac);
 	spin_unlock(&kdev->lock);
@@ -106,17 +105,6 @@ static int kiwi_query_gid(struct ib_device *ibdev, u32 port, int idx,
 	memcpy(gid->raw, kdev->mac, ETH_ALEN);
 	spin_unlock(&kdev->lock);
 	return 0;
-}
-
-void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type)
-{
-	struct ib_event ev = {
-		.device = &kdev->ibdev,
-		.event = type,
-		.element.port_num = 1,
-	};
-
-	ib_dispatch_event(&ev);
 }
 
 static int kiwi_alloc_ucontext(struct ib_ucontext *ibuc,

@@ -8,7 +8,6 @@
 
 /* device.c */
 extern const struct ib_device_ops kiwi_dev_ops;
-void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type);
 void kiwi_dev_attrs_init(void);
 
 #endif /* KIWI_H */

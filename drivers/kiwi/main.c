@@ -51,7 +51,6 @@ static void kiwi_dev_init(struct kiwi_dev *kdev, struct net_device *ndev)
 	spin_lock_init(&kdev->lock);
 	xa_init_flags(&kdev->qp_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&kdev->mr_xa, XA_FLAGS_ALLOC1);
-	atomic_set(&kdev->cq_ids, 0);
 	ether_addr_copy(kdev->mac, ndev->dev_addr);
 	/*
 	 * lo's all-zero address would give a zero GID, which ib_core's GID
@@ -167,6 +166,17 @@ static struct rdma_link_ops kiwi_link_ops = {
 	.type = "kiwi",
 	.newlink = kiwi_newlink,
 };
+
+static void kiwi_port_event(struct kiwi_dev *kdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &kdev->ibdev,
+		.event = type,
+		.element.port_num = 1,
+	};
+
+	ib_dispatch_event(&ev);
+}
 
 static void kiwi_port_update(struct kiwi_dev *kdev, struct net_device *ndev)
 {

@@ -130,10 +130,8 @@ struct kiwi_cep {
 	struct kiwi_cep_hs *hs;
 };
 
-/* cm.c */
-/* handshakes, accept loops, listener resyncs: short steps, never blocking */
+/* cm.c: the handshakes' workqueue and counters */
 extern struct workqueue_struct *kiwi_cm_wq;
-/* handshake counters, all devices together (debugfs kiwi/cm) */
 extern atomic_t kiwi_cm_pending;
 extern atomic64_t kiwi_cm_cap_listener;
 extern atomic64_t kiwi_cm_cap_source;
@@ -174,7 +172,8 @@ int kiwi_cep_upcall(struct kiwi_cep *cep, struct iw_cm_id *id,
 /* cm_policy.c */
 struct kiwi_cm_dev *kiwi_cm_dev_get(struct kiwi_dev *kdev);
 struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev);
-void kiwi_cep_llp_opts(struct kiwi_cep *cep);
+int kiwi_cep_llp_start(struct kiwi_cep *cep, struct kiwi_qp *qp,
+		       bool initiator);
 void kiwi_cep_cfg(struct kiwi_cep *cep, u16 ird, u16 ord);
 
 /* cm_mpa.c */
@@ -191,8 +190,7 @@ void kiwi_cep_hs_detach(struct kiwi_cep *cep);
 int kiwi_cep_hs_result(struct kiwi_cep *cep, bool stop);
 void kiwi_cep_send_term(struct kiwi_cep *cep, enum kiwi_err err);
 
-/* cm_active.c, cm_passive.c: one step of a handshake, from hs_work */
-void kiwi_cep_conn_work(struct kiwi_cep *cep);
+/* cm_passive.c: one step of a handshake, from hs_work; a Request done */
 void kiwi_cep_req_work(struct kiwi_cep *cep);
 void kiwi_cep_child_done(struct kiwi_cep *cep, struct kiwi_cep *lcep);
 
@@ -246,11 +244,6 @@ static inline bool kiwi_family_ok(const struct sockaddr_storage *a)
 static inline long kiwi_cep_left(struct kiwi_cep *cep)
 {
 	return (long)(cep->deadline - jiffies);
-}
-
-static inline u32 kiwi_cep_mss(struct kiwi_cep *cep)
-{
-	return READ_ONCE(tcp_sk(cep->sock->sk)->mss_cache);
 }
 
 static inline u32 kiwi_cep_qpn(const struct kiwi_cep *cep)

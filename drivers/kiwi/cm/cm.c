@@ -317,8 +317,15 @@ static void kiwi_cep_close_conn(struct kiwi_cep *cep, bool abort)
 
 /* ---- disconnect: reports from the engines and requests from modify_qp ---- */
 
-static void kiwi_cep_kick(struct kiwi_cep *cep)
+/* Any context: bits into *word (llp_events, disc), then the event work. */
+static void kiwi_cep_post(struct kiwi_cep *cep, unsigned long *word,
+			  unsigned long bits)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&cep->lock, flags);
+	*word |= bits;
+	spin_unlock_irqrestore(&cep->lock, flags);
 	kiwi_cep_get(cep);
 	if (!queue_work(kiwi_cm_ev_wq, &cep->event_work))
 		kiwi_cep_put(cep);
@@ -328,23 +335,16 @@ static void kiwi_cep_llp_event(struct kiwi_conn *conn,
 			       enum kiwi_llp_event ev)
 {
 	struct kiwi_cep *cep = container_of(conn, struct kiwi_cep, conn);
-	unsigned long flags;
 
-	spin_lock_irqsave(&cep->lock, flags);
-	cep->llp_events |= BIT(ev);
-	spin_unlock_irqrestore(&cep->lock, flags);
-	kiwi_cep_kick(cep);
+	kiwi_cep_post(cep, &cep->llp_events, BIT(ev));
 }
 
 static void kiwi_cep_disconnect(struct kiwi_conn *conn, bool abort)
 {
 	struct kiwi_cep *cep = container_of(conn, struct kiwi_cep, conn);
-	unsigned long flags;
 
-	spin_lock_irqsave(&cep->lock, flags);
-	cep->disc |= abort ? KIWI_DISC_ABORT : KIWI_DISC_GRACEFUL;
-	spin_unlock_irqrestore(&cep->lock, flags);
-	kiwi_cep_kick(cep);
+	kiwi_cep_post(cep, &cep->disc,
+		      abort ? KIWI_DISC_ABORT : KIWI_DISC_GRACEFUL);
 }
 
 static void kiwi_cep_qp_gone(struct kiwi_conn *conn)
@@ -361,9 +361,8 @@ static void kiwi_cep_qp_gone(struct kiwi_conn *conn)
 	case KIWI_CEP_ESTABLISHED:
 	case KIWI_CEP_CLOSING:
 		/* established since destroy_qp looked: as for a connected QP */
-		mutex_unlock(&cep->mutex);
-		kiwi_cep_disconnect(conn, true);
-		return;
+		kiwi_cep_post(cep, &cep->disc, KIWI_DISC_ABORT);
+		break;
 	default:
 		break;
 	}

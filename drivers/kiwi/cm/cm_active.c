@@ -224,21 +224,20 @@ static void kiwi_cep_conn_done(struct kiwi_cep *cep, int rv, const u8 *pd,
 	kiwi_cep_drop_conn(cep);
 }
 
-void kiwi_cep_conn_work(struct kiwi_cep *cep)
+static void kiwi_cep_conn_work(struct kiwi_cep *cep)
 {
-	struct kiwi_conn_params params = { .initiator = true };
 	struct kiwi_mpa_frame *f;
 	const u8 *pd = NULL;
 	u16 pd_len = 0;
 	enum kiwi_err err;
-	int rv = 0;
+	int rv;
 
 	mutex_lock(&cep->mutex);
 	if (cep->state != KIWI_CEP_CONNECTING)
 		goto out;
 	f = &cep->hs->parser.f;
-	if (cep->dead)
-		rv = -ECONNABORTED;
+	/* dead changes under cep->mutex only: this look holds to the end */
+	rv = cep->dead ? -ECONNABORTED : 0;
 	if (!rv && !cep->req_sent) {
 		rv = kiwi_cep_conn_request(cep);
 		if (rv == -EINPROGRESS) {
@@ -264,8 +263,6 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	 * Requests in parallel (siw) could deliver two in either order.
 	 */
 	kiwi_cep_req_done(cep);
-	if (!rv && cep->dead)
-		rv = -ECONNABORTED;
 	if (!rv) {
 		err = kiwi_mpa_connect(&cep->cfg, f, &cep->res);
 		if (err == KIWI_ERR_MPA_REJECTED) {
@@ -279,10 +276,7 @@ void kiwi_cep_conn_work(struct kiwi_cep *cep)
 	}
 	if (!rv) {
 		kiwi_cep_addrs(cep);
-		params.mpa = cep->res;
-		params.mss = kiwi_cep_mss(cep);
-		kiwi_cep_llp_opts(cep);
-		rv = kiwi_qp_llp_start(cep->qp, &cep->conn, cep->sock, &params);
+		rv = kiwi_cep_llp_start(cep, cep->qp, true);
 	}
 	if (!rv) {
 		pd = f->ulp_pd;

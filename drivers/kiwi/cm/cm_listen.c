@@ -57,13 +57,6 @@ static bool kiwi_addr_any(const struct sockaddr_storage *a)
 	return ipv6_addr_any(&((const struct sockaddr_in6 *)a)->sin6_addr);
 }
 
-static __be16 kiwi_addr_port(const struct sockaddr_storage *a)
-{
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_port;
-	return ((const struct sockaddr_in6 *)a)->sin6_port;
-}
-
 /*
  * What the caps count by: an IPv4 address or an IPv6 /64 (RFC 8981 hosts pick
  * in it at will).  IPv4 keys lie in ff00::/8, never a TCP peer's.
@@ -539,7 +532,7 @@ int kiwi_iw_create_listen(struct iw_cm_id *id, int backlog)
 	WRITE_ONCE(lcep->ulp_id, id->context);
 
 	lcep->family = id->m_local_addr.ss_family;
-	lcep->port = kiwi_addr_port(&id->m_local_addr);
+	lcep->port = kiwi_ss_port(&id->m_local_addr);
 	/* an IPv6 wildcard also takes IPv4 unless the consumer said v6only */
 	lcep->v4too = lcep->family == AF_INET6 && !id->afonly;
 	lcep->port_mapped = kiwi_port_mapped(id);

@@ -50,20 +50,22 @@ int kiwi_cep_send_now(struct kiwi_cep *cep, const void *buf,
 
 /* ---- counters and trace events of the MPA exchange ---- */
 
+/* stats.h has Requests, Replies, rejects, each sent then received */
+static void kiwi_cep_mpa_stat(struct kiwi_cep *cep, bool reply, bool rej,
+			      bool rcvd)
+{
+	kiwi_stat_inc(cep->cdev->kdev, KIWI_STAT_MPA_REQ_SENT +
+		      2 * (reply + (reply && rej)) + rcvd);
+}
+
 /* Under cep->mutex: the frame in hs->buf went, for QP qpn (0: none). */
 void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
 {
 	const struct kiwi_mpa_rr *rr = (const struct kiwi_mpa_rr *)cep->hs->buf;
 	bool reply = !memcmp(rr->key, KIWI_MPA_KEY_REP, KIWI_MPA_KEY_LEN);
-	enum kiwi_stat s;
 
-	if (!reply)
-		s = KIWI_STAT_MPA_REQ_SENT;
-	else if (be16_to_cpu(rr->bits) & KIWI_MPA_R)
-		s = KIWI_STAT_MPA_REJ_SENT;
-	else
-		s = KIWI_STAT_MPA_REP_SENT;
-	kiwi_stat_inc(cep->cdev->kdev, s);
+	kiwi_cep_mpa_stat(cep, reply, be16_to_cpu(rr->bits) & KIWI_MPA_R,
+			  false);
 	if (reply)
 		trace_kiwi_mpa_rep_sent(qpn, &cep->laddr, &cep->raddr, rr,
 					(const u8 *)(rr + 1));
@@ -76,15 +78,8 @@ void kiwi_cep_frame_sent(struct kiwi_cep *cep, u32 qpn)
 void kiwi_cep_frame_rcvd(struct kiwi_cep *cep)
 {
 	const struct kiwi_mpa_frame *f = &cep->hs->parser.f;
-	enum kiwi_stat s;
 
-	if (!f->reply)
-		s = KIWI_STAT_MPA_REQ_RCVD;
-	else if (f->r)
-		s = KIWI_STAT_MPA_REJ_RCVD;
-	else
-		s = KIWI_STAT_MPA_REP_RCVD;
-	kiwi_stat_inc(cep->cdev->kdev, s);
+	kiwi_cep_mpa_stat(cep, f->reply, f->r, true);
 	if (f->reply)
 		trace_kiwi_mpa_rep_rcvd(kiwi_cep_qpn(cep), &cep->laddr,
 					&cep->raddr, &cep->hs->parser.rr, f->pd);

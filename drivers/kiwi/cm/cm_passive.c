@@ -89,7 +89,6 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 	unsigned long until;
 	enum kiwi_err err;
 	bool gone;
-	u8 rtr;
 	int st;
 
 	mutex_lock(&lcep->mutex);
@@ -134,8 +133,7 @@ void kiwi_cep_req_work(struct kiwi_cep *cep)
 		goto out;
 	}
 	/* our preferred RTR type if offered, else any the initiator offers */
-	rtr = cep->cfg.rtr;
-	if (!(f->rtr & rtr))
+	if (!(f->rtr & cep->cfg.rtr))
 		cep->cfg.rtr = KIWI_RTR_ALL;
 	err = kiwi_mpa_accept(&cep->cfg, f, &cep->res);
 	if (err != KIWI_OK) {
@@ -211,7 +209,6 @@ static int kiwi_accept_reply(struct kiwi_cep *cep, struct kiwi_qp *qp,
 int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 {
 	struct kiwi_cep *cep = id->provider_data;
-	struct kiwi_conn_params params = { .initiator = false };
 	struct kiwi_qp *qp = NULL;
 	int rv;
 
@@ -219,12 +216,10 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 		return -EINVAL;
 	kiwi_cep_get(cep);
 	mutex_lock(&cep->mutex);
-	if (cep->state != KIWI_CEP_REQ_RCVD) {
-		rv = -ECONNRESET;	/* closed meanwhile (device removal) */
+	rv = -ECONNRESET;	/* closed meanwhile (device removal) */
+	if (cep->state != KIWI_CEP_REQ_RCVD)
 		goto out;
-	}
 	kiwi_cep_stop_timer(cep);
-	rv = -ECONNRESET;
 	if (!cep->sock)		/* too late: the timer reset it */
 		goto fail;
 	/* from here a failure closes: iw_cm goes idle, never asks again */
@@ -235,10 +230,7 @@ int kiwi_iw_accept(struct iw_cm_id *id, struct iw_cm_conn_param *param)
 	rv = kiwi_accept_reply(cep, qp, param);
 	if (rv)
 		goto fail;
-	params.mpa = cep->res;
-	params.mss = kiwi_cep_mss(cep);
-	kiwi_cep_llp_opts(cep);
-	rv = kiwi_qp_llp_start(qp, &cep->conn, cep->sock, &params);
+	rv = kiwi_cep_llp_start(cep, qp, false);
 	if (rv)
 		goto fail;
 

@@ -274,24 +274,32 @@ struct kiwi_cm_dev *kiwi_cm_dev_unlink(struct kiwi_dev *kdev)
 /* ---- applied to a connection ---- */
 
 /*
- * The device's liveness settings, on a connection entering RDMA mode: a
- * dead peer or path fails the socket, and so the QP.  Three keepalive
- * probes a third of the idle time apart: an idle connection is given up
- * about twice the idle time after the peer's last sign of life.
+ * The MPA exchange is over: the QP takes the stream, with the device's
+ * liveness settings, so that a dead peer or path fails the socket, and so
+ * the QP.  Three keepalive probes a third of the idle time apart: an idle
+ * connection is given up about twice the idle time after the peer's last
+ * sign of life.
  */
-void kiwi_cep_llp_opts(struct kiwi_cep *cep)
+int kiwi_cep_llp_start(struct kiwi_cep *cep, struct kiwi_qp *qp,
+		       bool initiator)
 {
 	struct sock *sk = cep->sock->sk;
 	unsigned int ut = READ_ONCE(cep->cdev->knobs.v[KIWI_TCP_USER_TIMEOUT]);
 	unsigned int ka = READ_ONCE(cep->cdev->knobs.v[KIWI_TCP_KEEPALIVE]);
+	struct kiwi_conn_params params = {
+		.mpa = cep->res,
+		.initiator = initiator,
+		.mss = READ_ONCE(tcp_sk(sk)->mss_cache),
+	};
 
 	tcp_sock_set_user_timeout(sk, ut);
-	if (!ka)
-		return;
-	tcp_sock_set_keepidle(sk, ka);
-	tcp_sock_set_keepintvl(sk, max(1U, ka / 3));
-	tcp_sock_set_keepcnt(sk, 3);
-	sock_set_keepalive(sk);
+	if (ka) {
+		tcp_sock_set_keepidle(sk, ka);
+		tcp_sock_set_keepintvl(sk, max(1U, ka / 3));
+		tcp_sock_set_keepcnt(sk, 3);
+		sock_set_keepalive(sk);
+	}
+	return kiwi_qp_llp_start(qp, &cep->conn, cep->sock, &params);
 }
 
 /* The policy as it is now: it applies to connections started from now on. */

@@ -35,7 +35,6 @@ enum kiwi_obj {
 	KIWI_OBJ_MAX
 };
 
-
 void kiwi_obj_inc(enum kiwi_obj obj);
 void kiwi_obj_dec(enum kiwi_obj obj);
 /* user SQ doorbells received, in debugfs (kiwi/doorbells) */

@@ -55,15 +55,8 @@ static const struct file_operations kiwi_crc_copy_fops = {
  * debugfs kiwi/crc_avx512: copies of 1 KiB and more fold their CRC in
  * zmm registers (proto/crc.c) where the CPU has AVX-512 with VPCLMULQDQ
  * and the kernel saves zmm state; N keeps them on the crc32 instruction.
+ * Read as debugfs bools are.
  */
-static ssize_t kiwi_crc_v512_read(struct file *file, char __user *ubuf,
-				  size_t count, loff_t *ppos)
-{
-	char buf[2] = { READ_ONCE(kiwi_crc_v512) ? 'Y' : 'N', '\n' };
-
-	return simple_read_from_buffer(ubuf, count, ppos, buf, sizeof(buf));
-}
-
 static ssize_t kiwi_crc_v512_write(struct file *file, const char __user *ubuf,
 				   size_t count, loff_t *ppos)
 {
@@ -80,7 +73,8 @@ static ssize_t kiwi_crc_v512_write(struct file *file, const char __user *ubuf,
 
 static const struct file_operations kiwi_crc_v512_fops = {
 	.owner = THIS_MODULE,
-	.read = kiwi_crc_v512_read,
+	.open = simple_open,
+	.read = debugfs_read_file_bool,
 	.write = kiwi_crc_v512_write,
 	.llseek = default_llseek,
 };
@@ -102,7 +96,7 @@ void __init kiwi_crc_pick(struct dentry *dir)
 	pr_info("kiwi: CRC of copies: %s%s\n", kiwi_crc_modes[kiwi_crc_soft],
 		kiwi_crc_v512 ? ", AVX-512 folding from 1 KiB" : "");
 	debugfs_create_file("crc_copy", 0644, dir, NULL, &kiwi_crc_copy_fops);
-	debugfs_create_file("crc_avx512", 0644, dir, NULL,
+	debugfs_create_file("crc_avx512", 0644, dir, &kiwi_crc_v512,
 			    &kiwi_crc_v512_fops);
 	/* for the tests: runs hold the vector registers without AVX-512 */
 	debugfs_create_bool("crc_run_hold", 0644, dir, &kiwi_crc_run_hold);

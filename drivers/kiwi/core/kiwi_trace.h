@@ -15,7 +15,6 @@
 #include <rdma/ib_verbs.h>
 
 #include "proto/kiwi_proto.h"
-#include "proto/kiwi_wire.h"
 
 #define kiwi_show_qp_state(s)					\
 	__print_symbolic(s,					\

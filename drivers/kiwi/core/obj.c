@@ -145,14 +145,6 @@ static int kiwi_uobj_charge(struct ib_udata *udata, enum kiwi_uobj t,
 	return 0;
 }
 
-static void kiwi_uobj_uncharge(struct kiwi_ucontext *uctx, enum kiwi_uobj t)
-{
-	if (!uctx)
-		return;
-	atomic_dec(&uctx->kdev->nuser[t]);
-	atomic_dec(&uctx->nobj[t]);
-}
-
 /*
  * Charge one object of kind t to udata's context, then to the device.
  * *uctx is for kiwi_uncharge() (NULL: kernel).  -ENOMEM over a limit.
@@ -176,7 +168,10 @@ void kiwi_uncharge(struct kiwi_dev *kdev, struct kiwi_ucontext *uctx,
 {
 	if (KIWI_UOBJ_DEV_COUNTED & BIT(t))
 		atomic_dec(&kdev->nobj[t]);
-	kiwi_uobj_uncharge(uctx, t);
+	if (!uctx)
+		return;
+	atomic_dec(&uctx->kdev->nuser[t]);
+	atomic_dec(&uctx->nobj[t]);
 }
 
 /* What the MPA exchange settled, in `rdma res show qp|cm_id -dd`. */

@@ -117,30 +117,24 @@ int kiwi_ring_alloc(struct kiwi_ring *r, u32 num, u32 slot_size,
 	if (!um)
 		return -ENOMEM;
 	rv = kiwi_umap_charge(um, r->bytes);
-	if (rv) {
-		kfree(um);
-		return rv;
-	}
+	if (rv)
+		goto err;
 	/* charged to the caller's memcg: ring sizes are the user's choice */
 	um->mem = __vmalloc(r->bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-	if (!um->mem) {
-		kiwi_umap_uncharge(um);
-		kfree(um);
-		return -ENOMEM;
-	}
-	rv = rdma_user_mmap_entry_insert(&uctx->ibuc, &um->rdma, r->bytes);
-	if (rv) {
-		vfree(um->mem);
-		kiwi_umap_uncharge(um);
-		kfree(um);
-		return rv;
-	}
+	rv = um->mem ? rdma_user_mmap_entry_insert(&uctx->ibuc, &um->rdma,
+						   r->bytes) : -ENOMEM;
+	if (rv)
+		goto err;
 	r->mem = um->mem;
 	r->mentry = &um->rdma;
 	/* the provider's sign that the ring is still kiwi's (kiwi-abi.h) */
 	WRITE_ONCE(*(u32 *)(kiwi_ring_ctrl(r) + KIWI_CTRL_ALIVE_OFFSET),
 		   get_random_u32() | 1);
 	return 0;
+err:
+	/* what there is of it (um was zeroed): no entry holds it */
+	kiwi_mmap_free(&um->rdma);
+	return rv;
 }
 
 void kiwi_ring_free(struct kiwi_ring *r)

@@ -8,14 +8,8 @@
 #ifndef KIWI_PROTO_H
 #define KIWI_PROTO_H
 
-#include "kiwi_shim.h"
 #include "kiwi_wire.h"
 
-/*
- * Every validation failure the core (or its caller) can detect. The
- * Terminate layer, type and code and the errno for each live in one
- * table, kiwi_err_table in rdmap.c.
- */
 /*
  * Copy len bytes from src to dst and return crc32c(crc, src, len) (the
  * kernel's convention: no inversion), in one pass where the CPU has a
@@ -49,6 +43,11 @@ extern bool kiwi_crc_run_hold;
 /* runs opened so far, on all CPUs (the kernel's debugfs crc_runs) */
 u64 kiwi_crc_runs(void);
 
+/*
+ * Every validation failure the core (or its caller) can detect. The
+ * Terminate layer, type and code and the errno for each live in one
+ * table, kiwi_err_table in rdmap.c.
+ */
 enum kiwi_err {
 	KIWI_OK = 0,
 	/* MPA (LLP layer) */

@@ -53,14 +53,9 @@ struct kiwi_mpa_v2 {
 	__be16 ord;
 };
 
-/* MPA Marker (RFC 5044 section 5) */
+/* MPA Marker (RFC 5044 section 5): 16 reserved bits, then FPDUPTR */
 #define KIWI_MPA_MARKER_SPACING	512
 #define KIWI_MPA_MARKER_LEN	4
-
-struct kiwi_mpa_marker {
-	__be16 rsvd;
-	__be16 fpduptr;
-};
 
 #define KIWI_MPA_LEN_SIZE	2	/* ULPDU Length field */
 #define KIWI_MPA_CRC_SIZE	4

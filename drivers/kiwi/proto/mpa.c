@@ -309,44 +309,37 @@ enum kiwi_err kiwi_mpa_connect(const struct kiwi_mpa_cfg *cfg,
 	return KIWI_OK;
 }
 
-int kiwi_mpa_rtr_hdr(const struct kiwi_mpa_result *res, struct kiwi_hdr *h)
+/* the RDMAP opcode of the chosen RTR type, -1 for none */
+static int kiwi_rtr_op(const struct kiwi_mpa_result *res)
 {
-	if (!res->p2p)
-		return -EINVAL;
 	switch (res->rtr) {
 	case KIWI_RTR_WRITE:
-		kiwi_hdr_init(h, KIWI_RDMAP_WRITE);
-		return 0;
+		return KIWI_RDMAP_WRITE;
 	case KIWI_RTR_READ:
-		kiwi_hdr_init(h, KIWI_RDMAP_READ_REQ);
-		return 0;
+		return KIWI_RDMAP_READ_REQ;
 	case KIWI_RTR_SEND:
-		kiwi_hdr_init(h, KIWI_RDMAP_SEND);
-		return 0;
+		return KIWI_RDMAP_SEND;
 	}
-	return -EINVAL;
+	return -1;
+}
+
+int kiwi_mpa_rtr_hdr(const struct kiwi_mpa_result *res, struct kiwi_hdr *h)
+{
+	int op = kiwi_rtr_op(res);
+
+	if (!res->p2p || op < 0)
+		return -EINVAL;
+	kiwi_hdr_init(h, op);
+	return 0;
 }
 
 enum kiwi_err kiwi_mpa_rtr_check(const struct kiwi_mpa_result *res,
 				 const struct kiwi_hdr *h, u32 payload_len)
 {
-	u8 op;
+	int op = kiwi_rtr_op(res);
 
-	switch (res->rtr) {
-	case KIWI_RTR_WRITE:
-		op = KIWI_RDMAP_WRITE;
-		break;
-	case KIWI_RTR_READ:
-		op = KIWI_RDMAP_READ_REQ;
-		break;
-	case KIWI_RTR_SEND:
-		op = KIWI_RDMAP_SEND;
-		break;
-	default:
-		return KIWI_ERR_MPA_RTR;
-	}
-	if (!res->p2p || h->opcode != op || payload_len || !h->last ||
-	    (op == KIWI_RDMAP_READ_REQ && h->read_size))
+	if (!res->p2p || op < 0 || h->opcode != op || payload_len ||
+	    !h->last || (op == KIWI_RDMAP_READ_REQ && h->read_size))
 		return KIWI_ERR_MPA_RTR;
 	return KIWI_OK;
 }
