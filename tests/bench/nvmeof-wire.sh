@@ -149,6 +149,22 @@ mark() {
 	echo "$now" > "$dir/$role.clk-$1"
 }
 
+# fail_dump ID: this guest's view of a run or configuration that failed
+# (both guests write one): sockets, RDMA links and resources, the
+# neighbour, NVMe controllers, a ping of the peer, the kernel log's end
+fail_dump() {
+	{
+		echo "== $role $1 failed, $(date -u +%T)"
+		ss -tanpe
+		rdma link
+		rdma -dd res show cm_id
+		ip neigh
+		nvme list-subsys
+		ping -c 2 -W 5 "$them"
+		dmesg | tail -n 80
+	} > "$dir/$role.fail-$1" 2>&1
+}
+
 # nic_bytes: "rx tx" of the wire's NIC
 nic_bytes() {
 	echo "$(cat /sys/class/net/$nic/statistics/rx_bytes)" \
@@ -167,7 +183,10 @@ fio_one() {
 	mark "$id-0"; t0=$now
 	b0=$(nic_bytes)
 	if [ $role = A ]; then
-		fio --name="$name" --filename="$NVMF_DEV" --direct=1 \
+		# bounded: a controller that is lost fails its I/O only after
+		# nvme connect's --ctrl-loss-tmo
+		timeout $((runtime + ramp + 300)) \
+			fio --name="$name" --filename="$NVMF_DEV" --direct=1 \
 			--ioengine=libaio --rw="$rw" --bs="$bs" --iodepth="$qd" \
 			--numjobs=1 --time_based --runtime="$runtime" \
 			--ramp_time="$ramp" --size="$NVMF_SIZE_MB"M \
@@ -176,12 +195,15 @@ fio_one() {
 			{ st=fail; tail -n 5 /tmp/nw-fio.err >&2; }
 		b1=$(nic_bytes)
 		mark "$id-1"; t1=$now
+		put "$id-st" $st
 		wsync "$id-done" || st=fail
 	else
 		wsync "$id-done" $((runtime + ramp + 600)) || st=fail
 		b1=$(nic_bytes)
 		mark "$id-1"; t1=$now
+		[ "$(get "$id-st")" = ok ] || st=fail
 	fi
+	[ $st = ok ] || fail_dump "$id"
 	set -- $b0 $b1
 	echo "$boot,$r,$c,$name,$t0,$t1,$(($3 - $1)),$(($4 - $2)),$st" >> "$rows"
 }
@@ -215,7 +237,13 @@ run_config() {
 	wsync "$id-up" || return
 	if [ $role = A ]; then
 		if [ $ok = 1 ] && [ "$(get "$id-upok")" = 1 ]; then
-			nvmf_connect > /tmp/nw-conn.log 2>&1 || ok=0
+			# keep-alive every 30 s, not the default 5: on a busy
+			# TCG host a keep-alive's round trip can take longer
+			# than 5 s, and the controller is then torn down in the
+			# middle of a run; a lost controller fails its I/O
+			# after 60 s rather than 600
+			nvmf_connect --keep-alive-tmo=30 --ctrl-loss-tmo=60 \
+				> /tmp/nw-conn.log 2>&1 || ok=0
 			[ $ok = 1 ] || { echo "nvmeof-wire: $c: nvme connect failed" >&2; cat /tmp/nw-conn.log >&2; }
 		else
 			ok=0
@@ -230,6 +258,7 @@ run_config() {
 			fio_one "$r" "$c" "$x"
 		done
 	else
+		fail_dump "$id"
 		fail_rows "$r" "$c"
 	fi
 	if [ $role = A ]; then
