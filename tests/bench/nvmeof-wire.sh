@@ -33,7 +33,8 @@
 # it (wire-hostcpu.py) over that span, found on the host's clock from
 # fio's end time and the mark files (perftest-wire.sh's mark), over the
 # I/Os fio counted in it.  Each guest's NIC byte counters around each fio
-# run show the data crossed the wire.
+# run show the data crossed the wire.  A configuration that fails ends
+# its boot (both guests dump their state first: ROLE.fail-ID).
 #
 # Default 3 boots of 3 rounds, 10 s per fio run after a 2 s ramp.
 # --quick (KIWI_BENCH_QUICK=1): one boot, one round, 3 s after 1 s, for
@@ -85,6 +86,8 @@ esac
 NVMF_TGT_IP=10.9.0.2
 dev=nw0
 gone=0
+# a configuration of this boot failed (fio_one, run_config)
+failed=0
 configs=${KIWI_NW_CONFIGS:-kiwi siw tcp}
 # NAME:RW:BS:IODEPTH
 tests="rand4k-read:randread:4k:32 seq128k-read:read:128k:16 seq128k-write:write:128k:16"
@@ -203,7 +206,7 @@ fio_one() {
 		mark "$id-1"; t1=$now
 		[ "$(get "$id-st")" = ok ] || st=fail
 	fi
-	[ $st = ok ] || fail_dump "$id"
+	[ $st = ok ] || { failed=1; fail_dump "$id"; }
 	set -- $b0 $b1
 	echo "$boot,$r,$c,$name,$t0,$t1,$(($3 - $1)),$(($4 - $2)),$st" >> "$rows"
 }
@@ -240,9 +243,11 @@ run_config() {
 			# keep-alive every 30 s, not the default 5: on a busy
 			# TCG host a keep-alive's round trip can take longer
 			# than 5 s, and the controller is then torn down in the
-			# middle of a run; a lost controller fails its I/O
-			# after 60 s rather than 600
-			nvmf_connect --keep-alive-tmo=30 --ctrl-loss-tmo=60 \
+			# middle of a run; a lost controller gets one
+			# reconnect (under TCG a failing one can take a minute)
+			# rather than 60, and then fails its I/O
+			nvmf_connect --keep-alive-tmo=30 --ctrl-loss-tmo=10 \
+				--reconnect-delay=10 \
 				> /tmp/nw-conn.log 2>&1 || ok=0
 			[ $ok = 1 ] || { echo "nvmeof-wire: $c: nvme connect failed" >&2; cat /tmp/nw-conn.log >&2; }
 		else
@@ -258,6 +263,7 @@ run_config() {
 			fio_one "$r" "$c" "$x"
 		done
 	else
+		failed=1
 		fail_dump "$id"
 		fail_rows "$r" "$c"
 	fi
@@ -303,6 +309,14 @@ for r in $(seq 1 "$runs"); do
 		t0=$SECONDS
 		run_config "$r" $c
 		echo "nvmeof-wire: boot $boot round $r $c: $((SECONDS - t0)) s"
+		# a target left wedged (siw: nvmet_sq_destroy waiting for
+		# ever in nvmet-wq after a lost keep-alive) fails every later
+		# connection of the boot, NVMe/TCP's too: the next boot
+		# starts afresh
+		if [ $failed = 1 ]; then
+			echo "nvmeof-wire: boot $boot ends after round $r $c failed"
+			break 2
+		fi
 	done
 done
 [ $role = B ] && nvmf_nullb_teardown
