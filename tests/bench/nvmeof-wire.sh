@@ -267,18 +267,38 @@ run_config() {
 		fail_dump "$id"
 		fail_rows "$r" "$c"
 	fi
-	if [ $role = A ]; then
-		nvmf_disconnect > /dev/null 2>&1 ||
-			echo "nvmeof-wire: $c: nvme disconnect failed" >&2
-	fi
+	[ $role = A ] && bounded "$c: nvme disconnect" nvmf_disconnect
 	wsync "$id-disc"
-	[ $role = B ] && { nvmf_nvmet_teardown ||
-		echo "nvmeof-wire: $c: nvmet teardown failed" >&2; }
+	[ $role = B ] && bounded "$c: nvmet teardown" nvmf_nvmet_teardown
 	if [ -e /sys/class/infiniband/$dev ]; then
-		rdma link del $dev && wait_for 10 test ! -e /sys/class/infiniband/$dev ||
+		bounded "$c: rdma link del" rdma link del $dev &&
+			wait_for 10 test ! -e /sys/class/infiniband/$dev ||
 			echo "nvmeof-wire: $c: $dev did not go away" >&2
 	fi
+	# either side's failure ends the boot on both
+	put "$id-failed" $failed
 	wsync "$id-end"
+	[ "$(get "$id-failed")" = 1 ] && failed=1
+}
+
+# bounded WHAT CMD...: CMD, waited for 120 s at most; a teardown step of
+# a wedged target (siw: rmdir of the nvmet port blocked for ever) is left
+# behind and ends the boot
+bounded() {
+	local what=$1 pid
+	shift
+	"$@" > /tmp/nw-down.log 2>&1 &
+	pid=$!
+	if ! wait_for 120 pid_gone $pid; then
+		echo "nvmeof-wire: $what hangs; the boot ends" >&2
+		failed=1
+		return 1
+	fi
+	wait $pid && return 0
+	echo "nvmeof-wire: $what failed" >&2
+	cat /tmp/nw-down.log >&2
+	failed=1
+	return 1
 }
 
 nvmf_dmesg_mark
