@@ -339,9 +339,13 @@ for r in $(seq 1 "$runs"); do
 		fi
 	done
 done
-[ $role = B ] && nvmf_nullb_teardown
-modprobe -r nvme-rdma nvme-tcp nvmet-rdma nvmet-tcp 2>/dev/null
-rmmod kiwi siw 2>/dev/null
+# after a failure nvmet may be wedged (a configfs rmdir blocked for
+# ever): unloading would block too, and the guest is thrown away anyway
+if [ $failed = 0 ]; then
+	[ $role = B ] && nvmf_nullb_teardown
+	modprobe -r nvme-rdma nvme-tcp nvmet-rdma nvmet-tcp 2>/dev/null
+	rmmod kiwi siw 2>/dev/null
+fi
 nvmf_dmesg_clean || echo "nvmeof-wire: kernel warnings in dmesg" >&2
 wsync end 300
 exit 0
