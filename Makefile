@@ -31,7 +31,8 @@
 #   make demo           boot the test VM and show kiwi devices
 #   make bench          perftest kiwi vs siw vs iperf3, two guests on one wire (Documentation/benchmarks.md)
 #   make bench-shared   perftest kiwi vs siw vs TCP in one guest, CRC off and on
-#   make bench-nvmeof   NVMe-oF benchmark, kiwi against siw (Documentation/benchmarks.md)
+#   make bench-nvmeof   NVMe-oF kiwi vs siw vs NVMe/TCP, two guests on one wire (Documentation/benchmarks.md)
+#   make bench-nvmeof-shared  the same in one guest on a veth
 #   make bench-storage  iSER and NFS over RDMA, kiwi and siw, against TCP
 #                       (REPS=N rounds, default 5; Documentation/benchmarks.md)
 #   make bench-memory   kernel memory per idle QP and per registered page,
@@ -60,7 +61,7 @@ SYSCONFDIR ?= /etc
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all module provider install install-module install-provider clean print-kdir \
-	check unit fuzz bench-proto bench bench-shared bench-nvmeof bench-storage bench-memory test test-full demo \
+	check unit fuzz bench-proto bench bench-shared bench-nvmeof bench-nvmeof-shared bench-storage bench-memory test test-full demo \
 	test-6.12-full module-vm test-two-host test-two-host-full two-host-deps \
 	deb test-deb dist
 
@@ -152,9 +153,18 @@ bench-shared: module provider
 	./scripts/deps.sh
 	./tests/bench/perftest.sh $(BENCH_ARGS)
 
-# NVMe-oF fio, kiwi to kiwi against siw to siw and NVMe/TCP, rotating runs in one boot
+# the NVMe-oF benchmark of record: fio on nvme-rdma (kiwi, siw) and nvme-tcp
+# hosts in one guest against nvmet in another on one wire, paired rounds
+# over several boots; KIWI_BENCH_QUICK=1 for a short run, BENCH_ARGS=--no-doc
+# to leave the docs
 bench-nvmeof: module
-	./tests/bench/nvmeof.sh
+	./scripts/deps.sh
+	./tests/bench/nvmeof-wire.sh $(BENCH_ARGS)
+
+# the same comparison in one guest, host and target on a veth pair, rotating
+# runs in one boot
+bench-nvmeof-shared: module
+	./tests/bench/nvmeof.sh $(BENCH_ARGS)
 
 # iSER vs iSCSI/TCP and NFS/RDMA vs NFS/TCP, kiwi and siw, alternating runs
 # in one boot; REPS rounds; BENCH_ARGS="--runtime 3 --ramp 1 --no-doc" for a

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# NVMe-oF benchmark, kiwi to kiwi against siw to siw and against NVMe/TCP
-# (nvmet-tcp target, nvme-tcp host) on the same namespace and path (a
-# benchmark, not a test: it passes or fails nothing).  One VM boot; each
+# NVMe-oF benchmark in one guest (`make bench-nvmeof-shared`; the run of
+# record is two guests on one wire, nvmeof-wire.sh), kiwi to kiwi against
+# siw to siw and against NVMe/TCP (nvmet-tcp target, nvme-tcp host) on the
+# same namespace and path (a benchmark, not a test: it passes or fails
+# nothing).  One VM boot; each
 # round runs the three in an order rotated by one per round, so that a
 # drift in the host's load hits all alike.  Each run: RDMA links on both
 # ends of the veth pair (none for tcp), nvme connect to the nvmet target
@@ -14,7 +16,7 @@
 #   seq128k: 128 KiB sequential read, iodepth 16, 1 job -> MiB/s
 # The medians over the rounds and the ratios kiwi/TCP and kiwi/siw are
 # printed, kept as CSV in tests/bench/out/ and written into
-# Documentation/benchmarks.md.
+# Documentation/benchmarks.md (its nvmeof-results section).
 #
 # Usage (on the host, after `make module`):
 #   tests/bench/nvmeof.sh [--runs N] [--runtime SEC] [--no-doc]

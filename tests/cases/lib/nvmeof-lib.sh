@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # NVMe over Fabrics (RDMA) helpers for the cases 50-nvmeof and
-# 55-nvmeof-teardown and for tests/bench/nvmeof.sh.  Source lib.sh first.
+# 55-nvmeof-teardown and for tests/bench/nvmeof.sh and nvmeof-wire.sh.
+# Source lib.sh first.
 #
-# The bench: a veth pair veth0 198.18.0.1 (host side, RDMA link "nvh0") <->
-# veth1 198.18.0.2 (target side, RDMA link "nvt0"); an nvmet subsystem with
-# one namespace on a memory-backed null_blk disk, exported on an rdma port
-# at 198.18.0.2:4420 to any host; the kernel nvme-rdma host connects to it.
+# The cases and nvmeof.sh: a veth pair veth0 198.18.0.1 (host side, RDMA
+# link "nvh0") <-> veth1 198.18.0.2 (target side, RDMA link "nvt0"); an
+# nvmet subsystem with one namespace on a memory-backed null_blk disk,
+# exported on an rdma port at 198.18.0.2:4420 to any host; the kernel
+# nvme-rdma host connects to it.  (nvmeof-wire.sh and two-host-guest.sh
+# put host and target in two guests, with their own addresses.)
 #
 # Why no network namespace: nvmet-rdma and nvme-rdma create their rdma_cm
 # IDs in init_net (6.1), and rdma_cm maps an incoming connection's local
