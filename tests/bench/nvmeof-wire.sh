@@ -12,8 +12,9 @@
 # Per boot, the layout of perftest-wire.sh: two TCG guests of the same
 # kernel (KIWI_KVER, 6.1 by default), one vCPU each, A's vCPU thread
 # pinned to host CPU 0 and B's to host CPU 1, no slub_debug, no
-# panic_on_warn; one virtio-net NIC each on a QEMU socket netdev
-# (tests/vm/two-host.sh's wire), A 10.9.0.1, B 10.9.0.2.  B holds a
+# panic_on_warn; one virtio-net NIC each on the bench wire (bench-lib.sh:
+# macvtaps with a NIC's offloads, or with KIWI_WB_WIRE=socket
+# tests/vm/two-host.sh's socket netdev), A 10.9.0.1, B 10.9.0.2.  B holds a
 # memory-backed null_blk disk (nvmeof-lib.sh, 64 MiB, filled from
 # /dev/urandom once per boot) and exports it as one namespace through
 # nvmet; A connects with the kernel's host and runs fio on the namespace.
@@ -360,6 +361,10 @@ done
 ko=$("$root/tests/vm/kernel.sh" kiwi_ko) || exit 1
 [ -f "$ko" ] || { echo "nvmeof-wire.sh: $ko missing (make module; for 6.12 tests/vm/build-kiwi.sh)" >&2; exit 1; }
 bench_host_start nvmeof-wire
+# the wire (bench-lib.sh): a macvtap pair with a real NIC's offloads, or
+# KIWI_WB_WIRE=socket for QEMU's socket netdev
+wire=${KIWI_WB_WIRE:-tap}
+case $wire in tap|socket) ;; *) echo "nvmeof-wire.sh: KIWI_WB_WIRE is tap or socket" >&2; exit 2 ;; esac
 out=${csv%.csv}
 mkdir -p "$out"
 # what the guests are and how they run: no debug options, one vCPU each,
@@ -376,21 +381,25 @@ unset KIWI_KO KIWI_SIW_KO KIWI_VM_NET KIWI_VM_MAC KIWI_VM_PIN
 	echo "# host cpus $(nproc)"
 	echo "# kiwi $(bench_rev changes drivers)"
 	echo "# start $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "# wire $wire"
 	echo "# host load at start $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# other qemu guests at start $(pgrep -c -f qemu-system)"
 } > "$out/meta"
 while sleep 30; do echo "$(cut -d' ' -f1 /proc/loadavg) $(pgrep -c -f qemu-system)"; done > "$out/load" &
 sampler=$!
-trap 'kill $sampler ${pa:-} ${pb:-} ${hs:-} 2>/dev/null; exit 130' INT TERM HUP
+trap 'kill $sampler ${pa:-} ${pb:-} ${hs:-} 2>/dev/null; wire_tap_down $$; exit 130' INT TERM HUP
 # wire_guest ROLE HOSTCPU WIRE MAC: one guest of boot $b in $bd, its vCPU on
-# HOSTCPU, its NIC on the socket netdev WIRE (listen= or connect=)
+# HOSTCPU, its NIC on WIRE: a macvtap's device (tap) or the socket
+# netdev's listen= or connect=
 wire_guest() {
-	KIWI_VM_PIN_CPUS=$2 KIWI_VM_NET="socket,$3" \
+	local net=socket,$3 fd=/dev/null
+	[ $wire = tap ] && net=tap,fd=7 fd=$3
+	KIWI_VM_PIN_CPUS=$2 KIWI_VM_NET="$net" \
 		KIWI_VM_MAC=52:54:00:4b:0c:$4 KIWI_NW_ROLE=$1 KIWI_NW_BOOT=$b \
 		KIWI_BENCH_QUICK=$quick "$root/tests/vm/vm-run.sh" --timeout $tmo \
 		--run-dir-file "$bd/$1.rundir" -- bash tests/bench/nvmeof-wire.sh \
 		--runs "$runs" --runtime "$runtime" --ramp "$ramp" \
-		--guest-dir "$bd" > "$bd/$1.out" 2> "$bd/$1.err"
+		--guest-dir "$bd" > "$bd/$1.out" 2> "$bd/$1.err" 7<> "$fd"
 }
 
 t_start=$SECONDS
@@ -400,17 +409,27 @@ tmo=$((runs * 3 * (3 * (runtime + ramp + 30) + 180) + 600))
 for b in $(seq 1 "$boots"); do
 	bd=$out/boot-$b
 	mkdir -p "$bd"
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	wire_guest A 0 "listen=127.0.0.1:$port" 01 &
-	pa=$!
-	# B connects once A's QEMU listens
-	end=$((SECONDS + 600))
-	while ! ss -Htln "sport = :$port" | grep -q . && kill -0 $pa 2>/dev/null &&
-		[ $SECONDS -lt $end ]; do
-		sleep 0.2
-	done
-	wire_guest B 1 "connect=127.0.0.1:$port" 02 &
-	pb=$!
+	if [ $wire = tap ]; then
+		wire_tap_down $$
+		wire_tap_up $$ 52:54:00:4b:0c:01 52:54:00:4b:0c:02 ||
+			{ echo "nvmeof-wire.sh: no macvtap wire (KIWI_WB_WIRE=socket runs without)" >&2; wire_tap_down $$; exit 1; }
+		wire_guest A 0 "$wire_dev_a" 01 &
+		pa=$!
+		wire_guest B 1 "$wire_dev_b" 02 &
+		pb=$!
+	else
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		wire_guest A 0 "listen=127.0.0.1:$port" 01 &
+		pa=$!
+		# B connects once A's QEMU listens
+		end=$((SECONDS + 600))
+		while ! ss -Htln "sport = :$port" | grep -q . && kill -0 $pa 2>/dev/null &&
+			[ $SECONDS -lt $end ]; do
+			sleep 0.2
+		done
+		wire_guest B 1 "connect=127.0.0.1:$port" 02 &
+		pb=$!
+	fi
 	# the vCPU threads' CPU time, once vm-run.sh has pinned both
 	end=$((SECONDS + 600))
 	until [ -f "$(cat "$bd/A.rundir" 2>/dev/null)/pin" ] &&
@@ -436,6 +455,7 @@ for b in $(seq 1 "$boots"); do
 		rd=$(cat "$bd/$g.rundir" 2>/dev/null)
 		[ -n "$rd" ] && [ -f "$rd/pin" ] && sed "s/^/$g /" "$rd/pin" >> "$bd/pin"
 	done
+	[ $wire = tap ] && wire_tap_down $$ "$bd/wire.stats"
 	echo "nvmeof-wire.sh: boot $b done at $((SECONDS - t_start)) s (vm-run A $ra, B $rb)"
 	[ $ra = 0 ] && [ $rb = 0 ] || { echo "nvmeof-wire.sh: boot $b: see $bd/A.err, $bd/B.err" >&2; tail -n 20 "$bd/A.err" "$bd/B.err" >&2; }
 done
