@@ -116,6 +116,9 @@ teardown_pair() {
 	# and TCP holds none of the pages either: its socket is gone or empty
 	wait_for 10 tcp_sendq_empty $port || rc=1
 	tc qdisc del dev veth0 root
+	# the dropped wire lost ARP too: a resolution it left pending fails
+	# later and fails the next pair's SYN with it (EHOSTUNREACH)
+	ip neigh flush dev veth0
 	kill -9 $srv 2>/dev/null
 	wait $srv 2>/dev/null
 	cat $tmp/cli.log
