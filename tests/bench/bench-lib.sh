@@ -190,3 +190,34 @@ wire_tap_down() {
 	ip link del "kwm${1}b" 2> /dev/null
 	ip link del "kwv${1}a" 2> /dev/null
 }
+
+# wire_start GUEST MAC_PREFIX: both guests of a boot on the wire $wire
+# (tap or socket), started with GUEST ROLE HOSTCPU WIRE MAC (WIRE: the
+# macvtap's device, or the socket netdev's listen=/connect=); sets pa, pb
+wire_start() {
+	local port end
+	if [ "$wire" = tap ]; then
+		wire_tap_down $$
+		wire_tap_up $$ "$2:01" "$2:02" || {
+			echo "${0##*/}: no macvtap wire (KIWI_WB_WIRE=socket runs without)" >&2
+			wire_tap_down $$
+			return 1
+		}
+		$1 A 0 "$wire_dev_a" 01 &
+		pa=$!
+		$1 B 1 "$wire_dev_b" 02 &
+		pb=$!
+		return 0
+	fi
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	$1 A 0 "listen=127.0.0.1:$port" 01 &
+	pa=$!
+	# B connects once A's QEMU listens
+	end=$((SECONDS + 600))
+	while ! ss -Htln "sport = :$port" | grep -q . && kill -0 $pa 2>/dev/null &&
+		[ $SECONDS -lt $end ]; do
+		sleep 0.2
+	done
+	$1 B 1 "connect=127.0.0.1:$port" 02 &
+	pb=$!
+}

@@ -635,27 +635,7 @@ tmo=$((runs * 900 + 600))
 for b in $(seq 1 "$boots"); do
 	bd=$out/boot-$b
 	mkdir -p "$bd"
-	if [ $wire = tap ]; then
-		wire_tap_down $$
-		wire_tap_up $$ 52:54:00:4b:0b:01 52:54:00:4b:0b:02 ||
-			{ echo "perftest-wire.sh: no macvtap wire (KIWI_WB_WIRE=socket runs without)" >&2; wire_tap_down $$; exit 1; }
-		wire_guest A 0 "$wire_dev_a" 01 &
-		pa=$!
-		wire_guest B 1 "$wire_dev_b" 02 &
-		pb=$!
-	else
-		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-		wire_guest A 0 "listen=127.0.0.1:$port" 01 &
-		pa=$!
-		# B connects once A's QEMU listens
-		end=$((SECONDS + 600))
-		while ! ss -Htln "sport = :$port" | grep -q . && kill -0 $pa 2>/dev/null &&
-			[ $SECONDS -lt $end ]; do
-			sleep 0.2
-		done
-		wire_guest B 1 "connect=127.0.0.1:$port" 02 &
-		pb=$!
-	fi
+	wire_start wire_guest 52:54:00:4b:0b || exit 1
 	# the vCPU threads' CPU time, once vm-run.sh has pinned both
 	end=$((SECONDS + 600))
 	until [ -f "$(cat "$bd/A.rundir" 2>/dev/null)/pin" ] &&
